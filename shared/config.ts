@@ -1,0 +1,416 @@
+/**
+ * The gateway configuration (`gateway.yaml`): its schema, validated once at start with superstruct,
+ * and the typed object every other module reads. Nothing reads raw YAML or `process.env` after
+ * {@link loadConfig} returns (provider API keys are read here, once, from the environment).
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import ms from 'ms';
+import YAML from 'yaml';
+import {
+  array,
+  boolean,
+  define,
+  enums,
+  integer,
+  min,
+  number,
+  object,
+  optional,
+  record,
+  string,
+  union,
+  refine,
+  StructError,
+  validate,
+  type Infer,
+} from 'superstruct';
+import { PROVIDER_NAMES, PROVIDERS, isProviderName, type ProviderName } from './providers.ts';
+
+/** Raised when the configuration is invalid; `message` names the key path and what is wrong. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses a duration such as `500ms`, `1s`, `1m`, `5m`, `1h` (the `ms` package's syntax) into milliseconds.
+ * @throws {ConfigError} when the text is not a positive duration.
+ */
+export function parseDuration(text: string, path = 'duration'): number {
+  const value = typeof text === 'string' ? ms(text as ms.StringValue) : undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new ConfigError(`${path}: expected a positive duration such as "500ms", "1s", "5m" or "1h", got ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
+/** A duration string (`500ms`, `1s`, `5m`, `1h`) or a positive number of milliseconds. */
+const Duration = define<string | number>('duration', (value) => {
+  if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? true : 'expected a positive number of milliseconds';
+  if (typeof value !== 'string') return 'expected a duration such as "500ms", "1s", "5m" or "1h"';
+  const parsed = ms(value as ms.StringValue);
+  return typeof parsed === 'number' && Number.isFinite(parsed) && parsed > 0
+    ? true
+    : `expected a duration such as "500ms", "1s", "5m" or "1h", got ${JSON.stringify(value)}`;
+});
+
+const Provider = define<ProviderName>('provider', (value) =>
+  typeof value === 'string' && isProviderName(value)
+    ? true
+    : `unknown provider ${JSON.stringify(value)}; known providers: ${PROVIDER_NAMES.join(', ')}`,
+);
+
+const PositiveInt = min(integer(), 1);
+
+/** GCRA limit: `capacity` requests of burst, refilled fully over `refill-frequency`. */
+const GcraLimitSchema = object({
+  capacity: PositiveInt,
+  'refill-frequency': Duration,
+});
+
+const RateLimitLevelSchema = object({
+  'per-api-key': optional(GcraLimitSchema),
+  'per-user': optional(GcraLimitSchema),
+});
+
+const GlobalRateLimitSchema = object({
+  store: optional(enums(['in-memory', 'redis'])),
+  'per-api-key': optional(GcraLimitSchema),
+  'per-user': optional(GcraLimitSchema),
+  'cleanup-interval': optional(Duration),
+});
+
+const RetrySchema = object({
+  strategy: optional(enums(['exponential', 'constant'])),
+  'max-retries': optional(min(integer(), 0)),
+  'min-delay': optional(Duration),
+  'max-delay': optional(Duration),
+  factor: optional(min(number(), 1)),
+  delay: optional(Duration),
+});
+
+const HealthSchema = object({
+  window: optional(Duration),
+  'error-threshold': optional(refine(number(), 'ratio', (v) => (v > 0 && v <= 1) || 'expected a ratio in (0, 1]')),
+  'min-requests': optional(PositiveInt),
+  'cool-down': optional(Duration),
+});
+
+const WeightedProviderSchema = object({ provider: Provider, weight: refine(number(), 'weight', (v) => v > 0 || 'expected a positive weight') });
+
+const LoadBalanceChatSchema = object({
+  strategy: enums(['latency', 'weighted', 'model-mappings']),
+  providers: array(union([Provider, WeightedProviderSchema])),
+  'model-mappings': optional(record(string(), array(string()))),
+});
+
+const RouterSchema = object({
+  'load-balance': object({ chat: LoadBalanceChatSchema, embeddings: optional(LoadBalanceChatSchema) }),
+  'rate-limit': optional(RateLimitLevelSchema),
+  retries: optional(RetrySchema),
+  health: optional(HealthSchema),
+});
+
+const ProviderConfigSchema = object({
+  'base-url': optional(string()),
+  /** Azure: deployments by model name; Bedrock: region override. */
+  'api-version': optional(string()),
+  deployments: optional(record(string(), string())),
+  region: optional(string()),
+  models: optional(array(string())),
+});
+
+/** Superstruct schema of the YAML document (kebab-case keys, as users write them). */
+export const GatewayConfigSchema = object({
+  svc: optional(object({ features: optional(enums(['none', 'auth', 'observability'])) })),
+  'control-plane': optional(object({ url: optional(string()), 'ca-file': optional(string()) })),
+  server: optional(
+    object({
+      'max-body-size': optional(PositiveInt),
+      'upstream-timeout': optional(Duration),
+      'shutdown-timeout': optional(Duration),
+      'headers-timeout': optional(Duration),
+    }),
+  ),
+  providers: optional(record(Provider, ProviderConfigSchema)),
+  routers: optional(record(string(), RouterSchema)),
+  global: optional(object({ 'rate-limit': optional(GlobalRateLimitSchema) })),
+  'rate-limit-store': optional(
+    object({
+      type: enums(['in-memory', 'redis']),
+      url: optional(string()),
+      'fail-mode': optional(enums(['open', 'closed'])),
+      timeout: optional(Duration),
+    }),
+  ),
+  'log-queue': optional(
+    object({
+      'max-records': optional(PositiveInt),
+      'max-bytes': optional(PositiveInt),
+      'batch-size': optional(PositiveInt),
+      'flush-interval': optional(Duration),
+      'max-body-bytes': optional(PositiveInt),
+    }),
+  ),
+  admin: optional(
+    object({
+      'max-body-size': optional(PositiveInt),
+      'retention-days': optional(PositiveInt),
+    }),
+  ),
+  logging: optional(object({ level: optional(enums(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])) })),
+  metrics: optional(object({ enabled: optional(boolean()) })),
+});
+
+/** The YAML document as validated, before defaults and duration parsing. */
+export type RawGatewayConfig = Infer<typeof GatewayConfigSchema>;
+
+/** A GCRA limit: burst `capacity` (requests) refilled fully over `periodMs` (ms). */
+export interface GcraLimit {
+  capacity: number;
+  periodMs: number;
+}
+
+/** Rate limits of one level (global or a router). */
+export interface RateLimitLevel {
+  perApiKey: GcraLimit | null;
+  perUser: GcraLimit | null;
+}
+
+/** Retry policy of a router (issue 6). Delays in ms. */
+export interface RetryPolicy {
+  strategy: 'exponential' | 'constant';
+  maxRetries: number;
+  minDelayMs: number;
+  maxDelayMs: number;
+  factor: number;
+}
+
+/** Provider health tracking of a router: error share over a sliding window (ms). */
+export interface HealthPolicy {
+  windowMs: number;
+  errorThreshold: number;
+  minRequests: number;
+  coolDownMs: number;
+}
+
+/** A provider of a router's pool with its weight (1 unless the strategy is `weighted`). */
+export interface RouterProvider {
+  provider: ProviderName;
+  weight: number;
+}
+
+/** Load-balance settings of one endpoint kind (chat or embeddings) of a router. */
+export interface LoadBalanceConfig {
+  strategy: 'latency' | 'weighted' | 'model-mappings';
+  providers: RouterProvider[];
+  /** model-mappings: requested model → `<provider>/<model>` candidates in order. */
+  modelMappings: Record<string, string[]>;
+}
+
+/** A named router (`/router/<name>/...`). */
+export interface RouterConfig {
+  name: string;
+  chat: LoadBalanceConfig;
+  embeddings: LoadBalanceConfig;
+  rateLimit: RateLimitLevel;
+  retries: RetryPolicy | null;
+  health: HealthPolicy;
+}
+
+/** A provider's effective settings: base URL (no trailing slash) and its key from the environment. */
+export interface ProviderConfig {
+  name: ProviderName;
+  baseUrl: string;
+  /** The provider's API key, from `PROVIDERS[name].keyEnv`; never logged, never stored. */
+  apiKey: string | null;
+  apiVersion: string | null;
+  deployments: Record<string, string>;
+  region: string | null;
+  models: string[];
+}
+
+/** Which features run: `none` (no auth, no log), `auth` (API keys), `observability` (auth and request log). */
+export type Features = 'none' | 'auth' | 'observability';
+
+/** The validated, typed gateway configuration. Times in ms, sizes in bytes. */
+export interface GatewayConfig {
+  features: Features;
+  controlPlane: { url: string; caFile: string | null };
+  server: { maxBodyBytes: number; upstreamTimeoutMs: number; shutdownTimeoutMs: number; headersTimeoutMs: number };
+  providers: Record<ProviderName, ProviderConfig>;
+  routers: Record<string, RouterConfig>;
+  rateLimit: {
+    global: RateLimitLevel;
+    store: 'in-memory' | 'redis';
+    redisUrl: string | null;
+    failMode: 'open' | 'closed';
+    storeTimeoutMs: number;
+    cleanupIntervalMs: number;
+  };
+  logQueue: { maxRecords: number; maxBytes: number; batchSize: number; flushIntervalMs: number; maxBodyBytes: number };
+  admin: { maxBodyBytes: number; retentionDays: number };
+  logLevel: string;
+}
+
+function toDuration(value: string | number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  return typeof value === 'number' ? value : parseDuration(value);
+}
+
+function toGcra(raw: Infer<typeof GcraLimitSchema> | undefined): GcraLimit | null {
+  return raw ? { capacity: raw.capacity, periodMs: toDuration(raw['refill-frequency'], 1000) } : null;
+}
+
+function toLoadBalance(raw: Infer<typeof LoadBalanceChatSchema>, path: string): LoadBalanceConfig {
+  const providers = raw.providers.map((p) => (typeof p === 'string' ? { provider: p, weight: 1 } : { provider: p.provider, weight: p.weight }));
+  if (providers.length === 0) throw new ConfigError(`${path}.providers: expected at least one provider`);
+  return { strategy: raw.strategy, providers, modelMappings: raw['model-mappings'] ?? {} };
+}
+
+/**
+ * Validates a parsed YAML document and returns the typed configuration with defaults applied.
+ * @param doc the parsed YAML (any shape).
+ * @param env the environment to read provider keys and `DEFAULT_CONTROL_PLANE_URL`-style overrides from.
+ * @throws {ConfigError} naming the key path and the problem (unknown key, wrong type, unknown provider or strategy).
+ */
+export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, source = 'gateway.yaml'): GatewayConfig {
+  const [error, raw] = validate(doc ?? {}, GatewayConfigSchema);
+  if (error) throw new ConfigError(`${source}: ${describeStructError(error)}`);
+
+  const providers = {} as Record<ProviderName, ProviderConfig>;
+  for (const name of PROVIDER_NAMES) {
+    const p = raw.providers?.[name];
+    const info = PROVIDERS[name];
+    providers[name] = {
+      name,
+      baseUrl: (p?.['base-url'] ?? info.defaultBaseUrl).replace(/\/+$/, ''),
+      apiKey: info.keyEnv ? env[info.keyEnv] ?? null : null,
+      apiVersion: p?.['api-version'] ?? null,
+      deployments: p?.deployments ?? {},
+      region: p?.region ?? null,
+      models: p?.models ?? [],
+    };
+  }
+
+  const routers: Record<string, RouterConfig> = {};
+  for (const [name, r] of Object.entries(raw.routers ?? {})) {
+    const path = `routers.${name}`;
+    if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new ConfigError(`${source}: ${path}: router names may use letters, digits, '-', '_' and '.'`);
+    const chat = toLoadBalance(r['load-balance'].chat, `${path}.load-balance.chat`);
+    const rt = r.retries;
+    routers[name] = {
+      name,
+      chat,
+      embeddings: r['load-balance'].embeddings ? toLoadBalance(r['load-balance'].embeddings, `${path}.load-balance.embeddings`) : chat,
+      rateLimit: { perApiKey: toGcra(r['rate-limit']?.['per-api-key']), perUser: toGcra(r['rate-limit']?.['per-user']) },
+      retries: rt
+        ? {
+            strategy: rt.strategy ?? 'exponential',
+            maxRetries: rt['max-retries'] ?? 2,
+            minDelayMs: toDuration(rt['min-delay'] ?? rt.delay, 100),
+            maxDelayMs: toDuration(rt['max-delay'], 2000),
+            factor: rt.factor ?? 2,
+          }
+        : null,
+      health: {
+        windowMs: toDuration(r.health?.window, 60_000),
+        errorThreshold: r.health?.['error-threshold'] ?? 0.5,
+        minRequests: r.health?.['min-requests'] ?? 10,
+        coolDownMs: toDuration(r.health?.['cool-down'], 30_000),
+      },
+    };
+  }
+
+  const features: Features = raw.svc?.features ?? 'observability';
+  const g = raw.global?.['rate-limit'];
+  const global: RateLimitLevel = { perApiKey: toGcra(g?.['per-api-key']), perUser: toGcra(g?.['per-user']) };
+  const anyLimit =
+    global.perApiKey || global.perUser || Object.values(routers).some((r) => r.rateLimit.perApiKey || r.rateLimit.perUser);
+  if (anyLimit && features === 'none') {
+    throw new ConfigError(
+      `${source}: svc.features: rate limits are configured but svc.features is "none"; rate limits are per API key and need "auth" or "observability"`,
+    );
+  }
+  const storeType = raw['rate-limit-store']?.type ?? g?.store ?? 'in-memory';
+  if (g?.store && raw['rate-limit-store']?.type && g.store !== raw['rate-limit-store'].type) {
+    throw new ConfigError(`${source}: global.rate-limit.store: "${g.store}" contradicts rate-limit-store.type "${raw['rate-limit-store'].type}"`);
+  }
+  const redisUrl = raw['rate-limit-store']?.url ?? null;
+  if (storeType === 'redis' && !redisUrl) throw new ConfigError(`${source}: rate-limit-store.url: required when the store type is "redis"`);
+
+  const adminPort = Number(env.ADMIN_PORT ?? 8585);
+  const q = raw['log-queue'];
+  return {
+    features,
+    controlPlane: {
+      url: raw['control-plane']?.url ?? env.SVC_CONTROL_PLANE_URL ?? `ws://127.0.0.1:${adminPort}/v1/control-plane`,
+      caFile: raw['control-plane']?.['ca-file'] ?? null,
+    },
+    server: {
+      maxBodyBytes: raw.server?.['max-body-size'] ?? 10 * 1024 * 1024,
+      upstreamTimeoutMs: toDuration(raw.server?.['upstream-timeout'], 600_000),
+      shutdownTimeoutMs: toDuration(raw.server?.['shutdown-timeout'], 10_000),
+      headersTimeoutMs: toDuration(raw.server?.['headers-timeout'], 10_000),
+    },
+    providers,
+    routers,
+    rateLimit: {
+      global,
+      store: storeType,
+      redisUrl,
+      failMode: raw['rate-limit-store']?.['fail-mode'] ?? 'open',
+      storeTimeoutMs: toDuration(raw['rate-limit-store']?.timeout, 100),
+      cleanupIntervalMs: toDuration(g?.['cleanup-interval'], 300_000),
+    },
+    logQueue: {
+      maxRecords: q?.['max-records'] ?? 100_000,
+      maxBytes: q?.['max-bytes'] ?? 256 * 1024 * 1024,
+      batchSize: q?.['batch-size'] ?? 500,
+      flushIntervalMs: toDuration(q?.['flush-interval'], 50),
+      maxBodyBytes: q?.['max-body-bytes'] ?? 1024 * 1024,
+    },
+    admin: { maxBodyBytes: raw.admin?.['max-body-size'] ?? 1024 * 1024, retentionDays: raw.admin?.['retention-days'] ?? 90 },
+    logLevel: raw.logging?.level ?? env.LOG_LEVEL ?? 'info',
+  };
+}
+
+/** Formats a superstruct error as `key.path: what is wrong`. */
+export function describeStructError(error: StructError): string {
+  const failure = error.failures()[0] ?? error;
+  const path = failure.path.length ? failure.path.join('.') : '(root)';
+  if (failure.type === 'never') return `${path}: unknown key`;
+  if (failure.value === undefined && failure.type !== 'never') return `${path}: required, ${failure.message}`;
+  return `${path}: ${failure.message}`;
+}
+
+/**
+ * Reads and validates a configuration file.
+ * @param file path to a YAML file; defaults to `--config`, then `GATEWAY_CONFIG`, then `./gateway.yaml`.
+ * @throws {ConfigError} when the file is unreadable, not YAML, or invalid.
+ */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${file}: cannot read the configuration file (${(err as Error).message})`);
+  }
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${file}: not valid YAML (${(err as Error).message})`);
+  }
+  return buildConfig(doc, env, file);
+}
+
+/**
+ * Picks the configuration file from argv (`--config FILE`) or env `GATEWAY_CONFIG`, else `gateway.yaml`.
+ * Uses node:util parseArgs.
+ */
+export function configPathFrom(argv: string[], env: NodeJS.ProcessEnv = process.env): string {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string' } }, strict: false, allowPositionals: true });
+  const fromArgs = values.config;
+  return typeof fromArgs === 'string' ? fromArgs : env.GATEWAY_CONFIG ?? 'gateway.yaml';
+}
