@@ -88,7 +88,7 @@ export interface ChatCompletionChunk {
   model: string;
   choices: Array<{
     index: number;
-    delta: Partial<ChatMessage> & { reasoning_content?: string | null; tool_calls?: Array<Partial<ChatToolCall> & { index: number }> };
+    delta: Partial<Omit<ChatMessage, 'tool_calls'>> & { reasoning_content?: string | null; tool_calls?: Array<Partial<ChatToolCall> & { index: number }> };
     finish_reason: string | null;
   }>;
   usage?: ChatUsage | null;

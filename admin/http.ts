@@ -1,0 +1,151 @@
+/**
+ * Admin's HTTP plumbing: the `{data, error}` envelope, the error middleware that turns every
+ * failure into a status and an envelope (never a 500 for a caller's mistake), API-key
+ * authentication, and JSON body parsing with a size limit and superstruct validation.
+ */
+import type { Context, Next } from 'koa';
+import getRawBody from 'raw-body';
+import { StructError, validate, type Struct } from 'superstruct';
+import { bearerToken, hashApiKey } from '../shared/apikey.ts';
+import { describeStructError } from '../shared/config.ts';
+import type { Sql } from './db.ts';
+import { findKey } from './keys.ts';
+
+/** An error with an HTTP status for the caller (4xx) or the service (5xx). */
+export class HttpError extends Error {
+  override name = 'HttpError';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Authenticated caller: the key's organization and id, set by {@link authenticate} on `ctx.state`. */
+export interface AuthState {
+  organizationId: string;
+  keyId: string;
+}
+
+/** Sets `ctx.body` to the success envelope `{data, error: null}` with status 200. */
+export function ok(ctx: Context, data: unknown): void {
+  ctx.status = 200;
+  ctx.body = { data, error: null };
+}
+
+function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return (
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'CONNECTION_CLOSED' ||
+    code === 'CONNECTION_ENDED' ||
+    code === 'CONNECTION_DESTROYED' ||
+    code === 'CONNECT_TIMEOUT' ||
+    code === '57P01' || // admin_shutdown
+    code === '57P03' // cannot_connect_now
+  );
+}
+
+/**
+ * Koa middleware answering every thrown error with the envelope `{"data": null, "error": "..."}`:
+ * HttpError → its status; body-parser errors → 400/413; database unreachable → 503; anything else → 500
+ * (logged). Unknown routes → 404.
+ */
+export function errorEnvelope(logger: { error(obj: object, msg?: string): void }) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { data: null, error: `no route for ${ctx.method} ${ctx.path}` };
+      }
+    } catch (err) {
+      const e = err as { status?: number; expose?: boolean; message?: string; type?: string };
+      let status: number;
+      let message: string;
+      if (err instanceof HttpError) {
+        status = err.status;
+        message = err.message;
+      } else if (isDatabaseUnavailable(err)) {
+        status = 503;
+        message = 'database unavailable, try again shortly';
+      } else if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+        status = e.status;
+        message = e.message ?? 'bad request';
+      } else if ((err as { code?: string }).code === '22P02' || (err as { code?: string }).code === '22007') {
+        // invalid_text_representation / invalid_datetime_format: a malformed id or date from the caller.
+        status = 400;
+        message = `invalid value: ${(err as Error).message}`;
+      } else {
+        status = 500;
+        message = 'internal error';
+        logger.error({ err }, 'unhandled admin error');
+      }
+      ctx.status = status;
+      ctx.body = { data: null, error: message };
+    }
+  };
+}
+
+/**
+ * Koa middleware: `Authorization: Bearer <API key>` → `ctx.state.auth` ({@link AuthState}).
+ * @throws {HttpError} 401 when the header is missing or malformed, or the key is unknown or revoked.
+ */
+export function authenticate(sql: Sql) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const key = bearerToken(ctx.get('authorization') || undefined);
+    if (!key) throw new HttpError(401, 'missing or malformed Authorization header; expected "Bearer <API key>"');
+    const found = await findKey(sql, hashApiKey(key));
+    if (!found) throw new HttpError(401, 'invalid API key');
+    ctx.state.auth = found satisfies AuthState;
+    await next();
+  };
+}
+
+/** The authenticated caller of a request (after {@link authenticate}). */
+export function auth(ctx: Context): AuthState {
+  return ctx.state.auth as AuthState;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Reads a path parameter that must be a UUID.
+ * @throws {HttpError} 404 when it is not a UUID (an id that cannot exist is an unknown id).
+ */
+export function uuidParam(ctx: Context, name: string, what = 'resource'): string {
+  const value = (ctx.params as Record<string, string>)[name] ?? '';
+  if (!UUID_RE.test(value)) throw new HttpError(404, `${what} ${JSON.stringify(value)} not found`);
+  return value.toLowerCase();
+}
+
+/** True when `value` is a UUID string. */
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID_RE.test(value);
+}
+
+/**
+ * Reads the JSON body (at most `limitBytes`) and validates it against `schema`.
+ * @throws {HttpError} 413 when too large, 400 when not JSON or invalid (naming the field path).
+ */
+export async function readBody<T>(ctx: Context, schema: Struct<T, any>, limitBytes: number): Promise<T> {
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, { limit: limitBytes, encoding: 'utf8' });
+  } catch (err) {
+    const e = err as { type?: string; status?: number };
+    if (e.type === 'entity.too.large' || e.status === 413) throw new HttpError(413, `request body exceeds ${limitBytes} bytes`);
+    throw new HttpError(400, `could not read the request body: ${(err as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = text.length === 0 ? {} : JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, `malformed JSON body: ${(err as Error).message}`);
+  }
+  const [error, result] = validate(value, schema, { coerce: true });
+  if (error) throw new HttpError(400, `invalid body: ${describeStructError(error as StructError)}`);
+  return result as T;
+}

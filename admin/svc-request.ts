@@ -1,0 +1,194 @@
+/**
+ * Maps a stored `request_log` row to the REST API's `SvcRequest` shape
+ * (../shared/reference/rest-api-openapi.json, components.schemas.SvcRequest), including `llmSchema`
+ * built from the OpenAI-format request and response bodies.
+ */
+import { PROVIDERS, isProviderName } from '../shared/providers.ts';
+
+/** The `request_log` columns the mapping reads. */
+export interface RequestRow {
+  id: string;
+  created_at: Date;
+  response_created_at: Date | null;
+  path: string;
+  target_url: string | null;
+  provider: string;
+  request_model: string | null;
+  response_model: string | null;
+  model_override: string | null;
+  user_id: string | null;
+  properties: Record<string, string>;
+  status: number;
+  delay_ms: number | null;
+  time_to_first_token: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  reasoning_tokens: number | null;
+  prompt_cache_read_tokens: number | null;
+  prompt_cache_write_tokens: number | null;
+  prompt_audio_tokens: number | null;
+  completion_audio_tokens: number | null;
+  cost_usd: number | null;
+  prompt_id: string | null;
+  prompt_version: string | null;
+  request_body: unknown;
+  response_body: unknown;
+  error: unknown;
+  updated_at: Date;
+  scores?: Record<string, number> | null;
+}
+
+type Json = Record<string, unknown>;
+
+function contentText(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((p) => (p && typeof p === 'object' && typeof (p as Json).text === 'string' ? ((p as Json).text as string) : ''))
+      .join('');
+  }
+  return undefined;
+}
+
+/** Maps one OpenAI chat message to the reference `Message` shape (`_type` message | functionCall | image | contentArray). */
+export function toSchemaMessage(m: Json): Json {
+  const out: Json = { _type: 'message', role: typeof m.role === 'string' ? m.role : 'user' };
+  if (typeof m.name === 'string') out.name = m.name;
+  if (typeof m.tool_call_id === 'string') out.tool_call_id = m.tool_call_id;
+  if (Array.isArray(m.content)) {
+    out._type = 'contentArray';
+    out.contentArray = (m.content as Json[]).map((p) => {
+      if (p?.type === 'image_url') {
+        const url = (p.image_url as Json | undefined)?.url;
+        return { _type: 'image', role: out.role, image_url: typeof url === 'string' ? url : undefined };
+      }
+      return { _type: 'message', role: out.role, content: typeof p?.text === 'string' ? p.text : '' };
+    });
+    out.content = contentText(m.content);
+  } else if (typeof m.content === 'string') {
+    out.content = m.content;
+  }
+  if (typeof m.reasoning_content === 'string') out.reasoning = m.reasoning_content;
+  else if (typeof m.reasoning === 'string') out.reasoning = m.reasoning;
+  if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) {
+    out._type = 'functionCall';
+    out.tool_calls = (m.tool_calls as Json[]).map((tc) => {
+      const fn = (tc.function ?? {}) as Json;
+      let args: unknown = {};
+      try {
+        args = typeof fn.arguments === 'string' && fn.arguments ? JSON.parse(fn.arguments) : {};
+      } catch {
+        args = { raw: fn.arguments };
+      }
+      return { id: tc.id, name: fn.name, arguments: args };
+    });
+  }
+  return out;
+}
+
+const REQUEST_SCALARS = [
+  'temperature',
+  'top_p',
+  'seed',
+  'stream',
+  'presence_penalty',
+  'frequency_penalty',
+  'stop',
+  'reasoning_effort',
+  'verbosity',
+  'parallel_tool_calls',
+  'n',
+  'instructions',
+  'prompt',
+  'input',
+] as const;
+
+/** Builds `llmSchema` from the stored bodies; null when the request body is not an object. */
+export function toLlmSchema(row: Pick<RequestRow, 'request_body' | 'response_body' | 'error' | 'response_model' | 'provider'>): Json | null {
+  const req = row.request_body as Json | null;
+  if (!req || typeof req !== 'object' || Array.isArray(req)) return null;
+  const request: Json = { llm_type: Array.isArray(req.messages) ? 'chat' : 'embedding', provider: row.provider };
+  if (typeof req.model === 'string') request.model = req.model;
+  if (Array.isArray(req.messages)) request.messages = (req.messages as Json[]).filter((m) => m && typeof m === 'object').map(toSchemaMessage);
+  const maxTokens = req.max_completion_tokens ?? req.max_tokens;
+  if (typeof maxTokens === 'number') request.max_tokens = maxTokens;
+  for (const k of REQUEST_SCALARS) if (req[k] !== undefined) request[k] = req[k];
+  if (Array.isArray(req.tools)) {
+    request.tools = (req.tools as Json[]).map((t) => {
+      const fn = (t.function ?? {}) as Json;
+      return { name: fn.name ?? t.name, description: fn.description ?? '', parameters: fn.parameters ?? {} };
+    });
+  }
+  if (req.tool_choice !== undefined) {
+    const tc = req.tool_choice;
+    if (typeof tc === 'string') request.tool_choice = { type: tc === 'required' ? 'any' : tc };
+    else if (tc && typeof tc === 'object') request.tool_choice = { type: 'tool', name: ((tc as Json).function as Json | undefined)?.name };
+  }
+  if (req.response_format && typeof req.response_format === 'object') request.response_format = req.response_format;
+
+  let response: Json | null = null;
+  const res = row.response_body as Json | null;
+  if (res && typeof res === 'object' && Array.isArray(res.choices)) {
+    response = {
+      model: typeof res.model === 'string' ? res.model : row.response_model,
+      messages: (res.choices as Json[]).map((c) => toSchemaMessage(((c?.message ?? {}) as Json) ?? {})),
+    };
+  }
+  if (row.error !== null && row.error !== undefined) {
+    response = { ...(response ?? { model: row.response_model }), error: { svcMessage: row.error } };
+  }
+  return { request, response };
+}
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+/** Maps a stored row to `SvcRequest`. */
+export function toSvcRequest(row: RequestRow): Json {
+  const providerLog = isProviderName(row.provider) ? PROVIDERS[row.provider].logName : row.provider;
+  const res = row.response_body as Json | null;
+  return {
+    response_id: res && typeof res === 'object' && typeof res.id === 'string' ? res.id : null,
+    response_created_at: iso(row.response_created_at),
+    response_body: row.response_body ?? null,
+    response_status: row.status,
+    response_model: row.response_model,
+    request_id: row.id,
+    request_created_at: row.created_at.toISOString(),
+    request_body: row.request_body ?? null,
+    request_path: row.path,
+    request_user_id: row.user_id,
+    request_properties: row.properties ?? {},
+    request_model: row.request_model,
+    model_override: row.model_override,
+    svc_user: row.user_id,
+    provider: providerLog,
+    delay_ms: row.delay_ms,
+    time_to_first_token: row.time_to_first_token,
+    total_tokens: row.total_tokens,
+    prompt_tokens: row.prompt_tokens,
+    prompt_cache_write_tokens: row.prompt_cache_write_tokens,
+    prompt_cache_read_tokens: row.prompt_cache_read_tokens,
+    completion_tokens: row.completion_tokens,
+    reasoning_tokens: row.reasoning_tokens,
+    prompt_audio_tokens: row.prompt_audio_tokens,
+    completion_audio_tokens: row.completion_audio_tokens,
+    cost: row.cost_usd,
+    costUSD: row.cost_usd,
+    prompt_id: row.prompt_id,
+    prompt_version: row.prompt_version,
+    llmSchema: toLlmSchema({ ...row, provider: providerLog }),
+    country_code: null,
+    asset_ids: null,
+    asset_urls: null,
+    scores: row.scores ?? {},
+    properties: row.properties ?? {},
+    assets: [],
+    target_url: row.target_url ?? '',
+    model: row.response_model ?? row.request_model ?? '',
+    cache_reference_id: null,
+    cache_enabled: false,
+    updated_at: row.updated_at.toISOString(),
+    ai_gateway_body_mapping: row.provider === 'anthropic' || row.provider === 'bedrock' ? 'OPENAI' : null,
+  };
+}

@@ -1,0 +1,250 @@
+/**
+ * The proxy's end of the control plane: one WebSocket to admin, authenticated with
+ * `SVC_CONTROL_PLANE_API_KEY`. It holds the authorized key hashes (lru-cache) so authentication
+ * needs no network call per request, ships log records from the {@link LogQueue}, and fetches
+ * managed prompt versions (cached, invalidated by admin).
+ *
+ * The link reconnects by itself, forever, with exponential backoff and full jitter (start 0.5 s,
+ * cap 30 s, reset after a minute connected) — AWS Architecture Blog, "Exponential Backoff And
+ * Jitter" (Marc Brooker, 2015). Cached keys stay valid while the link is down; until the first
+ * snapshot arrives, {@link ControlPlaneClient.ready} is false and the proxy answers 503.
+ */
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import WebSocket from 'ws';
+import type { Logger } from 'pino';
+import { hashesEqual } from '../shared/apikey.ts';
+import { AdminMessageSchema, parseMessage, type AdminMessage, type KeyEntry } from '../shared/controlplane.ts';
+import { LogQueue, type LogQueueOptions } from './log-queue.ts';
+
+/** A prompt version as fetched from admin. */
+export interface PromptVersion {
+  promptId: string;
+  versionId: string;
+  version: string;
+  body: Record<string, unknown>;
+}
+
+/** Result of a prompt lookup: the version, or an HTTP-like status with an error. */
+export type PromptLookup = { ok: true; version: PromptVersion } | { ok: false; status: number; error: string };
+
+/** Link state for /health. */
+export interface LinkHealth {
+  connected: boolean;
+  /** ISO time since when the link is in its current state. */
+  since: string;
+  reconnectAttempts: number;
+  keysHeld: number;
+  ready: boolean;
+}
+
+/** Options of the client. Times in ms. */
+export interface ControlPlaneOptions {
+  url: string;
+  apiKey: string;
+  caFile?: string | null;
+  queue: LogQueueOptions;
+  flushIntervalMs: number;
+  logger: Logger;
+  /** Backoff: first delay, cap, and how long a link must stay up to reset the attempt count. */
+  backoffStartMs?: number;
+  backoffCapMs?: number;
+  stableAfterMs?: number;
+  /** Prompt lookup timeout. Default 5,000 ms. */
+  promptTimeoutMs?: number;
+}
+
+/** The control-plane client. Create with {@link ControlPlaneClient.start}. */
+export class ControlPlaneClient {
+  private ws: WebSocket | null = null;
+  private readonly keys = new LRUCache<string, KeyEntry>({ max: 1_000_000 });
+  private snapshotReceived = false;
+  private connected = false;
+  private since = new Date();
+  private attempts = 0;
+  private stableTimer: NodeJS.Timeout | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private readonly flushTimer: NodeJS.Timeout;
+  private readonly prompts = new LRUCache<string, PromptVersion>({ max: 10_000 });
+  private readonly pendingPrompts = new Map<string, { resolve: (r: PromptLookup) => void; timer: NodeJS.Timeout }>();
+  private readonly ca: Buffer | undefined;
+  /** Records waiting for admin. */
+  readonly queue: LogQueue;
+
+  constructor(private readonly options: ControlPlaneOptions) {
+    this.ca = options.caFile ? readFileSync(options.caFile) : undefined;
+    this.queue = new LogQueue(options.queue, (message) => {
+      if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
+      this.ws.send(message);
+      return true;
+    });
+    this.flushTimer = setInterval(() => this.queue.flush(), options.flushIntervalMs);
+    this.flushTimer.unref();
+  }
+
+  /** Creates the client and starts connecting (it never throws for an unreachable admin). */
+  static start(options: ControlPlaneOptions): ControlPlaneClient {
+    const client = new ControlPlaneClient(options);
+    client.connect();
+    return client;
+  }
+
+  /** True once the first key snapshot arrived (stays true across outages). */
+  get ready(): boolean {
+    return this.snapshotReceived;
+  }
+
+  /**
+   * Looks up an API key by its hex SHA-256.
+   * @returns the key's entry, or undefined when the key is not authorized.
+   */
+  lookup(hash: string): KeyEntry | undefined {
+    const entry = this.keys.get(hash);
+    // The map lookup found the entry by hash; compare in constant time all the same.
+    return entry && hashesEqual(entry.hash, hash) ? entry : undefined;
+  }
+
+  /** Link state for /health. */
+  health(): LinkHealth {
+    return { connected: this.connected, since: this.since.toISOString(), reconnectAttempts: this.attempts, keysHeld: this.keys.size, ready: this.ready };
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    const ws = new WebSocket(this.options.url, {
+      headers: { authorization: `Bearer ${this.options.apiKey}` },
+      ca: this.ca,
+      handshakeTimeout: 10_000,
+      maxPayload: 256 * 1024 * 1024,
+    });
+    this.ws = ws;
+    ws.on('open', () => {
+      this.setConnected(true);
+      this.stableTimer = setTimeout(() => (this.attempts = 0), this.options.stableAfterMs ?? 60_000);
+      this.stableTimer.unref();
+      this.options.logger.info({ url: this.options.url }, 'control plane connected');
+    });
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      const msg = parseMessage<AdminMessage>(data.toString(), AdminMessageSchema);
+      if (msg instanceof Error) {
+        this.options.logger.warn({ reason: msg.message }, 'dropped a malformed control-plane message');
+        return;
+      }
+      this.onMessage(msg);
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      this.options.logger.error({ status: res.statusCode }, 'control plane refused the link (check SVC_CONTROL_PLANE_API_KEY)');
+      ws.terminate();
+    });
+    ws.on('error', (err) => {
+      this.options.logger.warn({ err: err.message }, 'control plane link error');
+    });
+    ws.on('close', () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      if (this.stableTimer) clearTimeout(this.stableTimer);
+      if (this.connected) this.setConnected(false);
+      this.queue.linkLost();
+      for (const [reqId, pending] of this.pendingPrompts) {
+        clearTimeout(pending.timer);
+        pending.resolve({ ok: false, status: 503, error: 'control plane unavailable' });
+        this.pendingPrompts.delete(reqId);
+      }
+      this.prompts.clear();
+      this.scheduleReconnect();
+    });
+  }
+
+  private setConnected(connected: boolean): void {
+    this.connected = connected;
+    this.since = new Date();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed) return;
+    const start = this.options.backoffStartMs ?? 500;
+    const cap = this.options.backoffCapMs ?? 30_000;
+    const ceiling = Math.min(cap, start * 2 ** Math.min(this.attempts, 30));
+    const delay = Math.random() * ceiling; // full jitter
+    this.attempts++;
+    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+    this.reconnectTimer.unref();
+  }
+
+  private onMessage(msg: AdminMessage): void {
+    switch (msg.type) {
+      case 'keys.snapshot':
+        this.keys.clear();
+        for (const k of msg.keys) this.keys.set(k.hash, k);
+        this.snapshotReceived = true;
+        this.queue.flush();
+        break;
+      case 'keys.upsert':
+        for (const k of msg.keys) this.keys.set(k.hash, k);
+        break;
+      case 'keys.revoke':
+        for (const h of msg.hashes) this.keys.delete(h);
+        break;
+      case 'records.ack':
+        this.queue.ack(msg.batchId);
+        this.queue.flush();
+        break;
+      case 'records.nack':
+        this.queue.nack(msg.batchId);
+        break;
+      case 'prompt.result': {
+        const pending = this.pendingPrompts.get(msg.reqId);
+        if (!pending) return;
+        this.pendingPrompts.delete(msg.reqId);
+        clearTimeout(pending.timer);
+        if (msg.status === 200 && msg.version) pending.resolve({ ok: true, version: msg.version });
+        else pending.resolve({ ok: false, status: msg.status, error: msg.error ?? 'prompt not found' });
+        break;
+      }
+      case 'prompts.invalidate':
+        for (const key of this.prompts.keys()) if (key.startsWith(msg.promptId + '|')) this.prompts.delete(key);
+        break;
+    }
+  }
+
+  /**
+   * Fetches a prompt version (cached until admin invalidates it): `versionId` if given, else the
+   * version labelled `environment` (default `production`).
+   */
+  getPrompt(promptId: string, versionId: string | null, environment: string | null): Promise<PromptLookup> | PromptLookup {
+    const cacheKey = `${promptId}|${versionId ?? ''}|${environment ?? 'production'}`;
+    const cached = this.prompts.get(cacheKey);
+    if (cached) return { ok: true, version: cached };
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return { ok: false, status: 503, error: 'control plane unavailable; cannot resolve the prompt' };
+    const reqId = randomUUID();
+    return new Promise<PromptLookup>((resolve) => {
+      const timer = setTimeout(() => {
+        this.pendingPrompts.delete(reqId);
+        resolve({ ok: false, status: 504, error: 'prompt lookup timed out' });
+      }, this.options.promptTimeoutMs ?? 5_000);
+      this.pendingPrompts.set(reqId, {
+        resolve: (r) => {
+          if (r.ok) this.prompts.set(cacheKey, r.version);
+          resolve(r);
+        },
+        timer,
+      });
+      this.ws!.send(JSON.stringify({ type: 'prompt.get', reqId, promptId, versionId, environment }));
+    });
+  }
+
+  /** Flushes queued records for up to `timeoutMs`, then closes the link. */
+  async close(timeoutMs: number): Promise<boolean> {
+    this.queue.flush();
+    const drained = await this.queue.drained(timeoutMs);
+    this.closed = true;
+    clearInterval(this.flushTimer);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.stableTimer) clearTimeout(this.stableTimer);
+    this.ws?.close(1001, 'proxy shutting down');
+    return drained;
+  }
+}

@@ -1,0 +1,719 @@
+/**
+ * The proxy's request path, assembled in one place:
+ *
+ *   route → authenticate → rate-limit → parse → resolve prompt → token-limit → choose provider → map → forward → record
+ *
+ * Each stage either passes the request's {@link RequestContext} on or throws a {@link GatewayError}
+ * (answered in OpenAI's error shape). Only `forward` waits on the network (plus the Redis limiter
+ * and a cold prompt-cache miss, both bounded by timeouts). `forward` streams through http-proxy-3
+ * (`selfHandleResponse`), so bytes reach the client as the provider sends them; `record` reads what
+ * the stages and the stream left in the context and hands the record to the log queue after the
+ * response ended.
+ */
+import { randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { Writable } from 'node:stream';
+import httpProxy from 'http-proxy-3';
+import type { Logger } from 'pino';
+import type { ChatCompletionRequest } from '../shared/chat.ts';
+import type { GatewayConfig } from '../shared/config.ts';
+import type { KeyEntry } from '../shared/controlplane.ts';
+import { listModels } from '../shared/models.ts';
+import { isProviderName, type ProviderName } from '../shared/providers.ts';
+import type { LogRecord } from '../shared/record.ts';
+import { bearerToken, hashApiKey } from '../shared/apikey.ts';
+import { LatencyBalancer } from './balancer/latency.ts';
+import type { ControlPlaneClient } from './controlplane.ts';
+import { badRequest, GatewayError, sendError } from './errors.ts';
+import { adapterFor } from './providers/index.ts';
+import type { Endpoint, ProviderAdapter, ProviderCall, UpstreamRequest } from './providers/types.ts';
+import { createRateLimiter, rateLimitHeaders, type RateLimiter } from './ratelimit/index.ts';
+import { ResponseRecorder } from './response-recorder.ts';
+import { applyPrompt, type AppliedPrompt } from './prompts.ts';
+import { applyTokenLimit, parseTokenLimitHandler, type TokenLimitResult } from './tokenlimit/index.ts';
+import type { Metrics } from './metrics.ts';
+
+/** Everything one request carries through the stages. Times are `performance.now()` ms. */
+export interface RequestContext {
+  id: string;
+  req: IncomingMessage;
+  res: ServerResponse;
+  startMs: number;
+  createdAt: number;
+  path: string;
+  endpoint: Endpoint;
+  routerName: string | null;
+  key: KeyEntry | null;
+  keyHash: string | null;
+  body: ChatCompletionRequest | null;
+  requestModel: string | null;
+  provider: ProviderName | null;
+  model: string | null;
+  adapter: ProviderAdapter | null;
+  call: ProviderCall | null;
+  upstream: UpstreamRequest | null;
+  balancer: LatencyBalancer<ProviderName> | null;
+  prompt: AppliedPrompt | null;
+  tokenLimit: TokenLimitResult | null;
+  recorder: ResponseRecorder | null;
+  responseAtMs: number | null;
+  firstByteMs: number | null;
+  status: number;
+  error: string | null;
+  timedOut: boolean;
+  finished: boolean;
+  attempts: LogRecord['attempts'];
+}
+
+/** Dependencies of the gateway, created once by main (or a test) and passed in. */
+export interface GatewayDeps {
+  config: GatewayConfig;
+  logger: Logger;
+  /** The control-plane link; required unless `svc.features` is `none`. */
+  controlPlane: ControlPlaneClient | null;
+  metrics: Metrics | null;
+  rateLimiter?: RateLimiter | null;
+}
+
+/** A running gateway: its HTTP server and a graceful stop. */
+export interface Gateway {
+  server: http.Server;
+  /** Stops accepting, waits (bounded) for in-flight requests, flushes queued records. */
+  close(): Promise<void>;
+  rateLimiter: RateLimiter | null;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length']);
+const CTX = Symbol('svc.ctx');
+type WithCtx = IncomingMessage & { [CTX]?: RequestContext };
+
+/** Parses `Svc-Property-<Name>` headers into `{Name: value}` (names as sent, lower-cased by Node). */
+function properties(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (k.startsWith('svc-property-') && typeof v === 'string') out[k.slice('svc-property-'.length)] = v;
+  }
+  return out;
+}
+
+function header(req: IncomingMessage, name: string): string | null {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : Array.isArray(v) ? (v[0] ?? null) : null;
+}
+
+/**
+ * Creates the gateway server (not yet listening).
+ * @throws {Error} when auth/observability is on and no control-plane client is given.
+ */
+export function createGateway(deps: GatewayDeps): Gateway {
+  const { config, logger, controlPlane, metrics } = deps;
+  const authOn = config.features !== 'none';
+  const observe = config.features === 'observability';
+  if (authOn && !controlPlane) throw new Error('svc.features requires a control-plane link (SVC_CONTROL_PLANE_API_KEY)');
+  const rateLimiter =
+    deps.rateLimiter !== undefined
+      ? deps.rateLimiter
+      : createRateLimiter(config, { logger, onStoreError: () => metrics?.rateLimitStoreErrors.inc() });
+
+  const httpAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+  const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+  const proxy = httpProxy.createProxyServer({ selfHandleResponse: true, ignorePath: true, prependPath: true, xfwd: false, changeOrigin: true });
+  proxy.on('error', () => {
+    /* per-call callbacks handle errors; this keeps the emitter from throwing */
+  });
+
+  const balancers = new Map<string, LatencyBalancer<ProviderName>>();
+  for (const r of Object.values(config.routers)) {
+    balancers.set(r.name, new LatencyBalancer(r.chat.providers.map((p) => p.provider)));
+  }
+  const modelsBody = JSON.stringify({
+    object: 'list',
+    data: listModels()
+      .filter((m) => adapterFor(m.provider) !== undefined)
+      .map((m) => ({ id: `${m.provider}/${m.model}`, object: 'model', created: 0, owned_by: m.provider })),
+  });
+
+  let inFlight = 0;
+  let closing = false;
+  const idle: Array<() => void> = [];
+
+  const server = http.createServer({ headersTimeout: config.server.headersTimeoutMs, requestTimeout: 0, keepAliveTimeout: 65_000 });
+  server.on('request', (req, res) => {
+    inFlight++;
+    res.once('close', () => {
+      if (--inFlight === 0) for (const f of idle.splice(0)) f();
+    });
+    void handle(req, res);
+  });
+  server.on('clientError', (err, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const code = (err as { code?: string }).code;
+    const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const body = JSON.stringify({ error: { message: `malformed HTTP request (${code ?? 'parse error'})`, type: 'invalid_request_error', param: null, code: 'bad_request' } });
+    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (req.method === 'GET') return handleGet(path, res);
+
+    const ctx: RequestContext = {
+      id: randomUUID(),
+      req,
+      res,
+      startMs: performance.now(),
+      createdAt: Date.now(),
+      path,
+      endpoint: 'chat',
+      routerName: null,
+      key: null,
+      keyHash: null,
+      body: null,
+      requestModel: null,
+      provider: null,
+      model: null,
+      adapter: null,
+      call: null,
+      upstream: null,
+      balancer: null,
+      prompt: null,
+      tokenLimit: null,
+      recorder: null,
+      responseAtMs: null,
+      firstByteMs: null,
+      status: 0,
+      error: null,
+      timedOut: false,
+      finished: false,
+      attempts: [],
+    };
+    res.setHeader('svc-id', ctx.id);
+    try {
+      route(ctx);
+      if (authOn) authenticate(ctx);
+      if (rateLimiter) {
+        const pending = rateLimit(ctx);
+        if (pending) await pending;
+      }
+      await parse(ctx);
+      if (ctx.body!.prompt_id !== undefined) await resolvePrompt(ctx);
+      tokenLimit(ctx);
+      chooseProvider(ctx);
+      await map(ctx);
+      forward(ctx);
+    } catch (err) {
+      fail(ctx, err);
+    }
+  }
+
+  function handleGet(path: string, res: ServerResponse): void {
+    if (path === '/health') {
+      const body = JSON.stringify({
+        status: 'ok',
+        features: config.features,
+        controlPlane: controlPlane?.health() ?? null,
+        logQueue: controlPlane?.queue.getStats() ?? null,
+      });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    if (path === '/ai/models' || path === '/v1/models') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(modelsBody) });
+      res.end(modelsBody);
+      return;
+    }
+    if (path === '/metrics' && metrics) {
+      void metrics.registry.metrics().then((text) => {
+        res.writeHead(200, { 'content-type': metrics.registry.contentType });
+        res.end(text);
+      });
+      return;
+    }
+    sendError(res, new GatewayError(path.endsWith('/chat/completions') ? 405 : 404, `no route for GET ${path}`, 'invalid_request_error', 'not_found'));
+  }
+
+  /** route: which endpoint and router the path names. */
+  function route(ctx: RequestContext): void {
+    const p = ctx.path;
+    if (p === '/ai/chat/completions' || p === '/v1/chat/completions') return;
+    if (p === '/ai/embeddings' || p === '/v1/embeddings') {
+      ctx.endpoint = 'embeddings';
+      return;
+    }
+    if (p.startsWith('/router/')) {
+      const rest = p.slice('/router/'.length);
+      const slash = rest.indexOf('/');
+      const name = slash < 0 ? rest : rest.slice(0, slash);
+      const tail = slash < 0 ? '' : rest.slice(slash);
+      if (tail === '/chat/completions' || tail === '/embeddings') {
+        const router = config.routers[decodeURIComponent(name)];
+        if (!router) throw new GatewayError(404, `unknown router ${JSON.stringify(name)}`, 'invalid_request_error', 'router_not_found');
+        ctx.routerName = router.name;
+        ctx.endpoint = tail === '/embeddings' ? 'embeddings' : 'chat';
+        return;
+      }
+    }
+    throw new GatewayError(404, `no route for ${ctx.req.method} ${p}`, 'invalid_request_error', 'not_found');
+  }
+
+  /** authenticate: the Bearer key's SHA-256 looked up in the locally held key set. */
+  function authenticate(ctx: RequestContext): void {
+    if (!controlPlane!.ready) throw new GatewayError(503, 'auth data not ready', 'server_error', 'auth_not_ready');
+    const key = bearerToken(ctx.req.headers.authorization);
+    if (!key) throw new GatewayError(401, 'missing API key: send "Authorization: Bearer <API key>"', 'invalid_request_error', 'invalid_api_key');
+    const hash = hashApiKey(key);
+    const entry = controlPlane!.lookup(hash);
+    if (!entry) throw new GatewayError(401, 'invalid API key', 'invalid_request_error', 'invalid_api_key');
+    ctx.key = entry;
+    ctx.keyHash = hash;
+  }
+
+  /** rate-limit: GCRA per key (and user), global then router; sync for in-memory stores. */
+  function rateLimit(ctx: RequestContext): Promise<void> | void {
+    const decision = rateLimiter!.check({ apiKeyHash: ctx.keyHash, userId: header(ctx.req, 'svc-user-id'), router: ctx.routerName });
+    if (decision instanceof Promise) return decision.then((d) => applyDecision(ctx, d));
+    applyDecision(ctx, decision);
+  }
+
+  function applyDecision(ctx: RequestContext, d: ReturnType<RateLimiter['check']> extends infer R ? Awaited<R> : never): void {
+    const headers = rateLimitHeaders(d);
+    if (!d.allowed) {
+      metrics?.rateLimitDenials.inc({ policy: d.policy });
+      if (d.storeUnavailable) throw new GatewayError(503, 'rate-limit store unavailable', 'server_error', 'rate_limit_store_unavailable', null, headers);
+      throw new GatewayError(429, `rate limit exceeded (${d.policy}); retry after ${headers['retry-after'] ?? 'a while'} s`, 'rate_limit_exceeded', 'rate_limit_exceeded', null, headers);
+    }
+    for (const k in headers) ctx.res.setHeader(k, headers[k]!);
+  }
+
+  /** parse: read the body (bounded) and check the members every endpoint needs. */
+  async function parse(ctx: RequestContext): Promise<void> {
+    const raw = await readBody(ctx.req, config.server.maxBodyBytes);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch (err) {
+      throw badRequest(`malformed JSON body: ${(err as Error).message}`, null, 'invalid_json');
+    }
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the request body must be a JSON object', null, 'invalid_body');
+    const b = body as ChatCompletionRequest;
+    const override = header(ctx.req, 'svc-model-override');
+    if (override) b.model = override;
+    if (b.prompt_id === undefined) validateBody(ctx, b);
+    ctx.body = b;
+    ctx.requestModel = typeof b.model === 'string' ? b.model : null;
+  }
+
+  function validateBody(ctx: RequestContext, b: ChatCompletionRequest): void {
+    if (typeof b.model !== 'string' || b.model.length === 0) throw badRequest('missing required member "model" (a string such as "openai/gpt-4o-mini")', 'model', 'missing_model');
+    if (ctx.endpoint === 'chat') {
+      if (!Array.isArray(b.messages)) throw badRequest('missing required member "messages" (an array of chat messages)', 'messages', 'missing_messages');
+      for (let i = 0; i < b.messages.length; i++) {
+        const m = b.messages[i];
+        if (!m || typeof m !== 'object' || typeof m.role !== 'string') throw badRequest(`messages[${i}] must be an object with a string "role"`, `messages[${i}]`, 'invalid_message');
+      }
+      if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean') throw badRequest('"stream" must be a boolean', 'stream', 'invalid_type');
+    } else if (b.input === undefined) {
+      throw badRequest('missing required member "input"', 'input', 'missing_input');
+    }
+  }
+
+  /** resolve prompt: a managed prompt's body (cached from admin) merged with the request. */
+  async function resolvePrompt(ctx: RequestContext): Promise<void> {
+    if (!controlPlane) throw badRequest('managed prompts need svc.features auth or observability', 'prompt_id');
+    ctx.prompt = await applyPrompt(ctx.body!, controlPlane);
+    ctx.body = ctx.prompt.body;
+    validateBody(ctx, ctx.body);
+    ctx.requestModel = ctx.body.model;
+  }
+
+  /** token-limit: the handler named by `Svc-Token-Limit-Exception-Handler`, if any. */
+  function tokenLimit(ctx: RequestContext): void {
+    const handler = parseTokenLimitHandler(header(ctx.req, 'svc-token-limit-exception-handler') ?? undefined);
+    if (!handler || ctx.endpoint !== 'chat') return;
+    const result = applyTokenLimit(handler, ctx.body!, { resolve: (m: string) => resolveTarget(ctx, m) });
+    ctx.tokenLimit = result;
+    const body = (ctx.body = result.body);
+    if (result.changed || handler === 'fallback') {
+      body.model = result.provider && !ctx.routerName ? `${result.provider}/${result.model}` : result.model;
+    }
+  }
+
+  /** Splits `<provider>/<model>` for /ai, or resolves a router's model name. */
+  function resolveTarget(ctx: RequestContext, model: string): { provider: string; model: string } {
+    const slash = model.indexOf('/');
+    const prefix = slash > 0 ? model.slice(0, slash) : '';
+    if (ctx.routerName) {
+      if (prefix && isProviderName(prefix)) return { provider: prefix, model: model.slice(slash + 1) };
+      const router = config.routers[ctx.routerName]!;
+      return { provider: router.chat.providers[0]!.provider, model };
+    }
+    if (!prefix) throw badRequest(`model ${JSON.stringify(model)} has no provider prefix; write it as "<provider>/<model>", e.g. "openai/gpt-4o-mini"`, 'model', 'missing_provider');
+    return { provider: prefix, model: model.slice(slash + 1) };
+  }
+
+  /** choose provider: /ai by the model's prefix; routers by their load-balance strategy. */
+  function chooseProvider(ctx: RequestContext): void {
+    const model = ctx.body!.model;
+    const slash = model.indexOf('/');
+    const prefix = slash > 0 ? model.slice(0, slash) : '';
+    if (!ctx.routerName) {
+      if (!prefix) throw badRequest(`model ${JSON.stringify(model)} has no provider prefix; write it as "<provider>/<model>", e.g. "openai/gpt-4o-mini"`, 'model', 'missing_provider');
+      if (!isProviderName(prefix) || !adapterFor(prefix)) throw badRequest(`unknown provider ${JSON.stringify(prefix)} in model ${JSON.stringify(model)}`, 'model', 'unknown_provider');
+      ctx.provider = prefix;
+      ctx.model = model.slice(slash + 1);
+    } else {
+      const router = config.routers[ctx.routerName]!;
+      const lb = ctx.endpoint === 'embeddings' ? router.embeddings : router.chat;
+      const members = lb.providers.map((p) => p.provider);
+      if (prefix && isProviderName(prefix)) {
+        if (!members.includes(prefix)) throw badRequest(`provider ${JSON.stringify(prefix)} is not part of router ${JSON.stringify(router.name)} (providers: ${members.join(', ')})`, 'model', 'provider_not_in_router');
+        ctx.provider = prefix;
+        ctx.model = model.slice(slash + 1);
+      } else {
+        const balancer = balancers.get(router.name)!;
+        ctx.provider = balancer.pick(members)!;
+        ctx.balancer = balancer;
+        ctx.model = model;
+      }
+    }
+    const adapter = adapterFor(ctx.provider)!;
+    if (!adapter.endpoints.includes(ctx.endpoint)) throw badRequest(`provider ${ctx.provider} does not offer ${ctx.endpoint}`, 'model', 'unsupported_endpoint');
+    ctx.adapter = adapter;
+  }
+
+  /** map: the provider's own request (URL, headers with its key, body). */
+  async function map(ctx: RequestContext): Promise<void> {
+    const body = ctx.body!;
+    body.model = ctx.model!;
+    if (ctx.prompt) stripPromptMembers(body);
+    const call: ProviderCall = { config: config.providers[ctx.provider!], body, stream: body.stream === true, requestId: ctx.id };
+    ctx.call = call;
+    const upstream = ctx.adapter!.buildRequest(call, ctx.endpoint);
+    ctx.upstream = upstream instanceof Promise ? await upstream : upstream;
+  }
+
+  /** forward: send upstream through http-proxy-3 and stream the answer back. */
+  function forward(ctx: RequestContext): void {
+    const up = ctx.upstream!;
+    const req = ctx.req as WithCtx;
+    req[CTX] = ctx;
+    // The outgoing headers are exactly the provider's: the client's Authorization and Svc-* never leave.
+    (req as { headers: Record<string, string> }).headers = up.headers;
+    ctx.balancer?.start(ctx.provider!);
+    const body = up.body;
+    proxy.web(
+      req,
+      ctx.res,
+      {
+        target: up.url as unknown as string,
+        method: up.method,
+        agent: up.url.protocol === 'https:' ? httpsAgent : httpAgent,
+        buffer: { pipe: (dest: Writable) => (dest.end(body), dest) } as never,
+      },
+      (err: Error) => upstreamError(ctx, err),
+    );
+    ctx.res.once('close', () => finish(ctx));
+  }
+
+  proxy.on('proxyReq', (proxyReq: http.ClientRequest, req: IncomingMessage) => {
+    const ctx = (req as WithCtx)[CTX];
+    if (!ctx) return;
+    proxyReq.setTimeout(config.server.upstreamTimeoutMs, () => {
+      ctx.timedOut = true;
+      proxyReq.destroy(new Error('upstream timeout'));
+    });
+  });
+
+  proxy.on('proxyRes', (proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse) => {
+    const ctx = (req as WithCtx)[CTX];
+    if (!ctx) return;
+    onUpstreamResponse(ctx, proxyRes, res);
+  });
+
+  function onUpstreamResponse(ctx: RequestContext, proxyRes: IncomingMessage, res: ServerResponse): void {
+    ctx.responseAtMs = performance.now();
+    const status = proxyRes.statusCode ?? 502;
+    ctx.status = status;
+    ctx.attempts.push({ provider: ctx.provider!, status, latencyMs: ctx.responseAtMs - ctx.startMs });
+    ctx.balancer?.finish(ctx.provider!, ctx.responseAtMs - ctx.startMs);
+    const adapter = ctx.adapter!;
+    const ok = status >= 200 && status < 300;
+    const contentType = String(proxyRes.headers['content-type'] ?? '');
+    const isStream = ok && (contentType.includes('event-stream') || contentType.includes('eventstream'));
+    if (observe) ctx.recorder = new ResponseRecorder(isStream, config.logQueue.maxBodyBytes);
+
+    const headers: Record<string, string | string[]> = {};
+    for (const k in proxyRes.headers) {
+      if (!HOP_BY_HOP.has(k)) headers[k] = proxyRes.headers[k]!;
+    }
+    headers['svc-id'] = ctx.id;
+    headers['svc-provider'] = ctx.provider!;
+    for (const k of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy']) {
+      const v = res.getHeader(k);
+      if (v !== undefined) headers[k] = String(v);
+    }
+
+    proxyRes.on('error', () => onMidStreamError(ctx));
+    proxyRes.on('aborted', () => onMidStreamError(ctx));
+
+    if (adapter.passthrough || (!ok && !adapter.mapError)) {
+      if (proxyRes.headers['content-length'] !== undefined && !isStream) headers['content-length'] = proxyRes.headers['content-length'];
+      res.writeHead(status, headers);
+      const recorder = ctx.recorder;
+      proxyRes.on('data', (chunk: Buffer) => {
+        if (ctx.firstByteMs === null) ctx.firstByteMs = performance.now();
+        recorder?.push(chunk);
+        if (!res.write(chunk)) {
+          proxyRes.pause();
+          res.once('drain', () => proxyRes.resume());
+        }
+      });
+      proxyRes.on('end', () => res.end());
+      return;
+    }
+    if (!ok) {
+      collect(proxyRes, config.server.maxBodyBytes, (buf) => {
+        const mapped = JSON.stringify(adapter.mapError!(status, buf));
+        ctx.recorder?.push(Buffer.from(mapped));
+        sendJson(ctx, res, status, headers, mapped);
+      });
+      return;
+    }
+    if (isStream) {
+      const mapper = adapter.createStreamMapper!(ctx.call!);
+      headers['content-type'] = 'text/event-stream; charset=utf-8';
+      headers['cache-control'] = 'no-cache';
+      delete headers['content-encoding'];
+      res.writeHead(status, headers);
+      const recorder = ctx.recorder;
+      mapper.on('data', (chunk: Buffer) => {
+        if (ctx.firstByteMs === null) ctx.firstByteMs = performance.now();
+        recorder?.push(chunk);
+        if (!res.write(chunk)) {
+          mapper.pause();
+          res.once('drain', () => mapper.resume());
+        }
+      });
+      mapper.on('end', () => res.end());
+      mapper.on('error', (err) => {
+        ctx.error = err.message;
+        res.end();
+      });
+      proxyRes.pipe(mapper);
+      return;
+    }
+    collect(proxyRes, config.server.maxBodyBytes, (buf) => {
+      let text: string;
+      try {
+        const mapped = adapter.mapResponse!(buf, ctx.call!, ctx.endpoint);
+        ctx.status = mapped.status;
+        text = JSON.stringify(mapped.body);
+      } catch (err) {
+        ctx.status = 502;
+        text = JSON.stringify(new GatewayError(502, `could not read the provider's response: ${(err as Error).message}`, 'server_error', 'bad_upstream_response').toBody());
+      }
+      ctx.recorder?.push(Buffer.from(text));
+      sendJson(ctx, res, ctx.status, headers, text);
+    });
+  }
+
+  function sendJson(ctx: RequestContext, res: ServerResponse, status: number, headers: Record<string, string | string[]>, text: string): void {
+    if (ctx.firstByteMs === null) ctx.firstByteMs = performance.now();
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(text));
+    delete headers['content-encoding'];
+    res.writeHead(status, headers);
+    res.end(text);
+  }
+
+  function collect(stream: IncomingMessage, limit: number, done: (buf: Buffer) => void): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= limit) chunks.push(c);
+    });
+    stream.on('end', () => done(Buffer.concat(chunks)));
+  }
+
+  /** The upstream connection failed mid-response: end the stream with an SSE error event. */
+  function onMidStreamError(ctx: RequestContext): void {
+    const res = ctx.res;
+    if (ctx.finished || res.writableEnded) return;
+    ctx.error = ctx.timedOut ? 'provider timed out mid-response' : 'provider connection lost mid-response';
+    if (res.headersSent) {
+      const event = `data: ${JSON.stringify(new GatewayError(502, ctx.error, 'server_error', 'upstream_disconnected').toBody())}\n\n`;
+      ctx.recorder?.push(Buffer.from(event));
+      res.end(event);
+    }
+  }
+
+  /** The upstream request failed before a response: 502, or 504 on timeout. */
+  function upstreamError(ctx: RequestContext, err: Error): void {
+    if (ctx.finished) return;
+    if (ctx.res.headersSent) return onMidStreamError(ctx);
+    if (ctx.res.destroyed) return; // the client went away; finish() records it
+    const latency = performance.now() - ctx.startMs;
+    const status = ctx.timedOut ? 504 : 502;
+    ctx.attempts.push({ provider: ctx.provider!, status: 0, latencyMs: latency, error: (err as { code?: string }).code ?? err.message });
+    ctx.balancer?.finish(ctx.provider!, ctx.timedOut ? latency : null);
+    const e = ctx.timedOut
+      ? new GatewayError(504, `provider ${ctx.provider} did not answer within ${config.server.upstreamTimeoutMs} ms`, 'server_error', 'upstream_timeout')
+      : new GatewayError(502, `provider ${ctx.provider} is unreachable (${(err as { code?: string }).code ?? err.message})`, 'server_error', 'upstream_unreachable');
+    fail(ctx, e);
+  }
+
+  /** Answers an error to the client (unless it already has a response). */
+  function fail(ctx: RequestContext, err: unknown): void {
+    let e: GatewayError;
+    if (err instanceof GatewayError) e = err;
+    else {
+      logger.error({ err, requestId: ctx.id }, 'unexpected error in the request path');
+      e = new GatewayError(500, 'internal gateway error', 'server_error', 'internal_error');
+    }
+    ctx.status = e.status;
+    ctx.error = e.message;
+    const extra: Record<string, string> = { 'svc-id': ctx.id };
+    if (ctx.provider) extra['svc-provider'] = ctx.provider;
+    // Unread request bodies (413, early 4xx) must not be parsed as the next request.
+    if (!ctx.req.complete) extra.connection = 'close';
+    sendError(ctx.res, e, extra);
+    if (!ctx.req.complete) ctx.res.once('finish', () => ctx.req.socket.destroySoon?.());
+    if (!ctx.upstream) {
+      metrics?.requests.inc({ route: routeLabel(ctx), provider: ctx.provider ?? 'none', status: String(e.status) });
+      if (observe && ctx.key && ctx.body && e.status !== 401) ctx.res.once('close', () => finish(ctx));
+    }
+  }
+
+  function routeLabel(ctx: RequestContext): string {
+    return ctx.routerName ? `router:${ctx.endpoint}` : ctx.path;
+  }
+
+  /** record: once the response is over, build the log record and queue it. */
+  function finish(ctx: RequestContext): void {
+    if (ctx.finished) return;
+    ctx.finished = true;
+    const clientClosed = !ctx.res.writableFinished;
+    if (clientClosed && ctx.balancer && ctx.responseAtMs === null) ctx.balancer.finish(ctx.provider!, null);
+    const endMs = performance.now();
+    metrics?.requests.inc({ route: routeLabel(ctx), provider: ctx.provider ?? 'none', status: String(ctx.status || 499) });
+    metrics?.latency.observe({ provider: ctx.provider ?? 'none' }, (endMs - ctx.startMs) / 1000);
+    if (ctx.firstByteMs !== null) metrics?.timeToFirstToken.observe({ provider: ctx.provider ?? 'none' }, (ctx.firstByteMs - ctx.startMs) / 1000);
+    if (!observe || !ctx.key || !controlPlane) return;
+    const rec = ctx.recorder?.finish(ctx.status) ?? null;
+    const record: LogRecord = {
+      requestId: ctx.id,
+      organizationId: ctx.key.organizationId,
+      apiKeyId: ctx.key.keyId,
+      createdAt: ctx.createdAt,
+      responseCreatedAt: ctx.responseAtMs !== null ? ctx.createdAt + (ctx.responseAtMs - ctx.startMs) : null,
+      path: ctx.path,
+      targetUrl: ctx.upstream ? ctx.upstream.url.href : null,
+      provider: ctx.provider ?? 'openai',
+      requestModel: ctx.requestModel,
+      modelSent: ctx.model,
+      modelOverride: header(ctx.req, 'svc-model-override'),
+      userId: header(ctx.req, 'svc-user-id'),
+      properties: properties(ctx.req),
+      status: clientClosed && ctx.status < 400 ? 499 : ctx.status,
+      streamed: ctx.body?.stream === true,
+      delayMs: endMs - ctx.startMs,
+      timeToFirstTokenMs: ctx.firstByteMs !== null ? ctx.firstByteMs - ctx.startMs : null,
+      requestBody: ctx.prompt ? ctx.prompt.originalBody : ctx.body,
+      responseBody: rec?.body ?? null,
+      bodyTruncated: rec?.truncated ?? false,
+      usage: (rec?.usage as LogRecord['usage']) ?? null,
+      error: ctx.error ?? rec?.error ?? (clientClosed ? 'client closed the connection' : null),
+      clientClosed,
+      prompt: ctx.prompt
+        ? { promptId: ctx.prompt.promptId, versionId: ctx.prompt.versionId, version: ctx.prompt.version, environment: ctx.prompt.environment, inputs: ctx.prompt.inputs }
+        : null,
+      tokenLimit: ctx.tokenLimit
+        ? {
+            handler: ctx.tokenLimit.handler,
+            tokensBefore: ctx.tokenLimit.tokensBefore,
+            tokensAfter: ctx.tokenLimit.tokensAfter,
+            allowedInput: ctx.tokenLimit.allowedInput,
+            modelSent: ctx.tokenLimit.model,
+            skipped: ctx.tokenLimit.skipped ?? null,
+          }
+        : null,
+      attempts: ctx.attempts,
+      endpoint: ctx.endpoint,
+    };
+    controlPlane.queue.push(record);
+    metrics?.logQueueDepth.set(controlPlane.queue.getStats().queued);
+  }
+
+  return {
+    server,
+    rateLimiter,
+    async close() {
+      if (closing) return;
+      closing = true;
+      const drained = new Promise<void>((resolve) => {
+        if (inFlight === 0) resolve();
+        else idle.push(resolve);
+      });
+      server.close();
+      server.closeIdleConnections();
+      await Promise.race([drained, new Promise((r) => setTimeout(r, config.server.shutdownTimeoutMs).unref())]);
+      server.closeAllConnections();
+      proxy.close?.();
+      httpAgent.destroy();
+      httpsAgent.destroy();
+      await rateLimiter?.close();
+    },
+  };
+}
+
+/** Removes the gateway's prompt members before the body goes to a provider. */
+function stripPromptMembers(body: ChatCompletionRequest): void {
+  delete body.prompt_id;
+  delete body.version_id;
+  delete body.environment;
+  delete body.inputs;
+}
+
+/**
+ * Reads a request body of at most `limit` bytes.
+ * @throws {GatewayError} 413 as soon as the declared or received size exceeds `limit` (the rest is not read).
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) return Promise.reject(new GatewayError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`, 'invalid_request_error', 'request_too_large'));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        cleanup();
+        req.pause();
+        reject(new GatewayError(413, `request body exceeds the limit of ${limit} bytes`, 'invalid_request_error', 'request_too_large'));
+        return;
+      }
+      chunks.push(c);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(new GatewayError(400, `could not read the request body: ${err.message}`, 'invalid_request_error', 'body_read_error'));
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}

@@ -1,0 +1,147 @@
+/**
+ * The bounded queue of log records waiting for admin. Records are serialized once when queued;
+ * the queue is bounded by count and by bytes, and when full the oldest waiting records are
+ * dropped (and counted). Batches in flight stay owned by the queue until admin acknowledges them
+ * (after its commit); a negative ack or a lost link puts them back at the front, so nothing is lost
+ * short of the bounds, and admin's `on conflict do nothing` makes a re-sent record harmless.
+ */
+import { randomUUID } from 'node:crypto';
+
+interface Entry {
+  json: string;
+  bytes: number;
+}
+
+/** Bounds and batching of the queue. */
+export interface LogQueueOptions {
+  maxRecords: number;
+  maxBytes: number;
+  batchSize: number;
+  /** Most unacknowledged batches at once. Default 4. */
+  maxInFlight?: number;
+}
+
+/** Counters for /health and /metrics. */
+export interface LogQueueStats {
+  queued: number;
+  queuedBytes: number;
+  inFlight: number;
+  sent: number;
+  acknowledged: number;
+  dropped: number;
+}
+
+/** The queue. `send` is called with a batch message (JSON text); it returns false when the link is down. */
+export class LogQueue {
+  private waiting: Entry[] = [];
+  private head = 0;
+  private waitingBytes = 0;
+  private readonly inFlight = new Map<string, Entry[]>();
+  private stats = { sent: 0, acknowledged: 0, dropped: 0 };
+  private drainWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly options: LogQueueOptions,
+    private readonly send: (message: string) => boolean,
+  ) {}
+
+  /** Queues a record (any JSON value); drops the oldest waiting records when a bound is reached. */
+  push(record: unknown): void {
+    const json = JSON.stringify(record);
+    const bytes = Buffer.byteLength(json);
+    this.waiting.push({ json, bytes });
+    this.waitingBytes += bytes;
+    while (this.size() > this.options.maxRecords || (this.waitingBytes > this.options.maxBytes && this.size() > 1)) {
+      const dropped = this.waiting[this.head++]!;
+      this.waitingBytes -= dropped.bytes;
+      this.stats.dropped++;
+    }
+    this.compact();
+  }
+
+  private size(): number {
+    return this.waiting.length - this.head;
+  }
+
+  private compact(): void {
+    if (this.head > 1024 && this.head * 2 > this.waiting.length) {
+      this.waiting = this.waiting.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** Sends as many batches as the in-flight bound allows. Call on a timer and when the link opens. */
+  flush(): void {
+    const maxInFlight = this.options.maxInFlight ?? 4;
+    while (this.size() > 0 && this.inFlight.size < maxInFlight) {
+      const end = Math.min(this.waiting.length, this.head + this.options.batchSize);
+      const batch = this.waiting.slice(this.head, end);
+      const batchId = randomUUID();
+      const message = `{"type":"records","batchId":"${batchId}","records":[${batch.map((e) => e.json).join(',')}]}`;
+      if (!this.send(message)) return;
+      this.head = end;
+      for (const e of batch) this.waitingBytes -= e.bytes;
+      this.inFlight.set(batchId, batch);
+      this.stats.sent += batch.length;
+    }
+    this.compact();
+    this.checkDrained();
+  }
+
+  /** Admin stored a batch: forget it. */
+  ack(batchId: string): void {
+    const batch = this.inFlight.get(batchId);
+    if (!batch) return;
+    this.inFlight.delete(batchId);
+    this.stats.acknowledged += batch.length;
+    this.checkDrained();
+  }
+
+  /** Admin failed to store a batch: put it back at the front. */
+  nack(batchId: string): void {
+    const batch = this.inFlight.get(batchId);
+    if (!batch) return;
+    this.inFlight.delete(batchId);
+    this.requeue(batch);
+  }
+
+  /** The link dropped: every unacknowledged batch goes back to the front, oldest first. */
+  linkLost(): void {
+    const batches = [...this.inFlight.values()];
+    this.inFlight.clear();
+    for (let i = batches.length - 1; i >= 0; i--) this.requeue(batches[i]!);
+  }
+
+  private requeue(batch: Entry[]): void {
+    this.waiting = batch.concat(this.waiting.slice(this.head));
+    this.head = 0;
+    for (const e of batch) this.waitingBytes += e.bytes;
+  }
+
+  private checkDrained(): void {
+    if (this.size() === 0 && this.inFlight.size === 0) {
+      const waiters = this.drainWaiters;
+      this.drainWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  /** Resolves when every queued record is acknowledged, or after `timeoutMs` (false then). */
+  drained(timeoutMs: number): Promise<boolean> {
+    if (this.size() === 0 && this.inFlight.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.drainWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Current counters. */
+  getStats(): LogQueueStats {
+    let inFlight = 0;
+    for (const b of this.inFlight.values()) inFlight += b.length;
+    return { queued: this.size(), queuedBytes: this.waitingBytes, inFlight, ...this.stats };
+  }
+}

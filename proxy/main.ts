@@ -1,0 +1,77 @@
+/**
+ * Proxy process entry: config, the control-plane link, the gateway on `GATEWAY_PORT` (default
+ * 8080), and a clean stop on SIGINT/SIGTERM (in-flight requests finish within the shutdown timeout,
+ * queued log records are flushed, then exit).
+ *
+ * Env: `GATEWAY_PORT`, `GATEWAY_HOST` (default 0.0.0.0), `SVC_CONTROL_PLANE_API_KEY`, provider keys
+ * (`OPENAI_API_KEY`, ...), `GATEWAY_CONFIG` / `--config FILE`.
+ */
+import { configPathFrom, ConfigError, loadConfig } from '../shared/config.ts';
+import { createLogger } from '../shared/logger.ts';
+import { ControlPlaneClient } from './controlplane.ts';
+import { createGateway } from './gateway.ts';
+import { createMetrics } from './metrics.ts';
+import { warmUpEstimator } from './tokenlimit/index.ts';
+
+function main(): void {
+  let config;
+  try {
+    config = loadConfig(configPathFrom(process.argv.slice(2)));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`proxy: invalid configuration: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger('proxy', config.logLevel);
+  let controlPlane: ControlPlaneClient | null = null;
+  if (config.features !== 'none') {
+    const apiKey = process.env.SVC_CONTROL_PLANE_API_KEY;
+    if (!apiKey) {
+      console.error(`proxy: svc.features is "${config.features}", which needs SVC_CONTROL_PLANE_API_KEY (an API key of your organization)`);
+      process.exit(2);
+    }
+    controlPlane = ControlPlaneClient.start({
+      url: config.controlPlane.url,
+      apiKey,
+      caFile: config.controlPlane.caFile,
+      queue: { maxRecords: config.logQueue.maxRecords, maxBytes: config.logQueue.maxBytes, batchSize: config.logQueue.batchSize },
+      flushIntervalMs: config.logQueue.flushIntervalMs,
+      logger,
+    });
+  }
+  warmUpEstimator();
+  const metrics = createMetrics(controlPlane);
+  const gateway = createGateway({ config, logger, controlPlane, metrics });
+  const port = Number(process.env.GATEWAY_PORT ?? 8080);
+  const host = process.env.GATEWAY_HOST ?? '0.0.0.0';
+  gateway.server.listen(port, host, () => {
+    logger.info({ port, host, features: config.features }, 'gateway listening');
+    if (process.send) process.send({ type: 'proxy.ready', port });
+  });
+  gateway.server.on('error', (err) => {
+    logger.fatal({ err }, 'gateway server error');
+    process.exit(1);
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'proxy stopping: finishing in-flight requests');
+    const force = setTimeout(() => process.exit(1), config.server.shutdownTimeoutMs * 2 + 5_000);
+    force.unref();
+    await gateway.close();
+    if (controlPlane) {
+      const flushed = await controlPlane.close(config.server.shutdownTimeoutMs);
+      const stats = controlPlane.queue.getStats();
+      logger.info({ flushed, ...stats }, 'log queue flushed');
+    }
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main();

@@ -1,0 +1,62 @@
+/**
+ * The proxy's Prometheus metrics (prom-client), served at `GET /metrics`: requests by route,
+ * provider and status; latency and time-to-first-token histograms (seconds); rate-limit denials and
+ * store errors; log queue depth and drops; the control-plane link state.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ControlPlaneClient } from './controlplane.ts';
+
+/** The metric handles the request path updates. */
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'route' | 'provider' | 'status'>;
+  latency: Histogram<'provider'>;
+  timeToFirstToken: Histogram<'provider'>;
+  rateLimitDenials: Counter<'policy'>;
+  rateLimitStoreErrors: Counter<string>;
+  logQueueDepth: Gauge<string>;
+}
+
+const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Creates a fresh registry with the proxy's metrics; `controlPlane` feeds the link and queue gauges. */
+export function createMetrics(controlPlane: ControlPlaneClient | null): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const metrics: Metrics = {
+    registry,
+    requests: new Counter({ name: 'svc_proxy_requests_total', help: 'Requests by route, provider and status', labelNames: ['route', 'provider', 'status'], registers: [registry] }),
+    latency: new Histogram({ name: 'svc_proxy_request_duration_seconds', help: 'Whole-request latency', labelNames: ['provider'], buckets: BUCKETS, registers: [registry] }),
+    timeToFirstToken: new Histogram({ name: 'svc_proxy_time_to_first_token_seconds', help: 'Time to the first response byte', labelNames: ['provider'], buckets: BUCKETS, registers: [registry] }),
+    rateLimitDenials: new Counter({ name: 'svc_proxy_rate_limit_denials_total', help: 'Requests denied by the rate limiter', labelNames: ['policy'], registers: [registry] }),
+    rateLimitStoreErrors: new Counter({ name: 'svc_proxy_rate_limit_store_errors_total', help: 'Rate-limit checks the store could not answer', registers: [registry] }),
+    logQueueDepth: new Gauge({ name: 'svc_proxy_log_queue_depth', help: 'Log records waiting for admin', registers: [registry] }),
+  };
+  if (controlPlane) {
+    new Gauge({
+      name: 'svc_proxy_log_queue_dropped_total',
+      help: 'Log records dropped because the queue was full',
+      registers: [registry],
+      collect() {
+        this.set(controlPlane.queue.getStats().dropped);
+      },
+    });
+    new Gauge({
+      name: 'svc_proxy_control_plane_connected',
+      help: '1 when the control-plane link is up',
+      registers: [registry],
+      collect() {
+        this.set(controlPlane.health().connected ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'svc_proxy_control_plane_keys',
+      help: 'API keys held from the control plane',
+      registers: [registry],
+      collect() {
+        this.set(controlPlane.health().keysHeld);
+      },
+    });
+  }
+  return metrics;
+}

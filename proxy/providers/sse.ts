@@ -1,0 +1,91 @@
+/**
+ * Writes OpenAI-format server-sent events for the native provider stream mappers (Anthropic, Bedrock):
+ * `data: <chat.completion.chunk JSON>\n\n` events, the terminating `data: [DONE]\n\n`, and the final
+ * in-stream error event `data: {"error":{...}}\n\n`.
+ * Source: OpenAI API reference, "The chat completion chunk object"
+ * (https://platform.openai.com/docs/api-reference/chat-streaming/streaming).
+ */
+import type { ChatCompletionChunk, ChatUsage, OpenAIErrorBody } from '../../shared/chat.ts';
+
+/** The stream terminator OpenAI sends after the last chunk. */
+export const SSE_DONE = 'data: [DONE]\n\n';
+
+/** One SSE event carrying `value` as JSON: `data: {...}\n\n`. */
+export function sseData(value: unknown): string {
+  return `data: ${JSON.stringify(value)}\n\n`;
+}
+
+/** A delta of one `chat.completion.chunk` choice. */
+export type ChunkDelta = ChatCompletionChunk['choices'][number]['delta'];
+
+/**
+ * Builds the `chat.completion.chunk` events of one streamed response, all with the same `id`, `created`
+ * (Unix seconds) and `model`. Each method returns one serialized SSE event (a string ready to write).
+ */
+export class ChunkWriter {
+  constructor(
+    public id: string,
+    public model: string,
+    readonly created: number = Math.floor(Date.now() / 1000),
+  ) {}
+
+  /** A chunk with one choice (index 0) carrying `delta` and `finish_reason`. */
+  delta(delta: ChunkDelta, finishReason: string | null = null): string {
+    const chunk: ChatCompletionChunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    };
+    return sseData(chunk);
+  }
+
+  /** The first chunk: `delta: {role: "assistant", content: ""}`. */
+  role(): string {
+    return this.delta({ role: 'assistant', content: '' });
+  }
+
+  /** A text delta. */
+  content(text: string): string {
+    return this.delta({ content: text });
+  }
+
+  /** A reasoning ("thinking") text delta, as `delta.reasoning_content` (DeepSeek's member name). */
+  reasoning(text: string): string {
+    return this.delta({ reasoning_content: text });
+  }
+
+  /** The start of tool call number `index` (0-based among this response's tool calls): id, name, empty arguments. */
+  toolStart(index: number, id: string, name: string): string {
+    return this.delta({ tool_calls: [{ index, id, type: 'function', function: { name, arguments: '' } }] });
+  }
+
+  /** A fragment of tool call `index`'s JSON arguments. */
+  toolArguments(index: number, fragment: string): string {
+    return this.delta({ tool_calls: [{ index, function: { arguments: fragment } as { name: string; arguments: string } }] });
+  }
+
+  /** The finish chunk: empty delta and `finish_reason` (`stop`, `length`, `tool_calls`, `content_filter`). */
+  finish(reason: string): string {
+    return this.delta({}, reason);
+  }
+
+  /** The usage chunk OpenAI sends last (with `stream_options.include_usage`): `choices: []` and `usage`. */
+  usage(usage: ChatUsage): string {
+    const chunk: ChatCompletionChunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [],
+      usage,
+    };
+    return sseData(chunk);
+  }
+}
+
+/** The final in-stream error event: `data: {"error":{"message","type","param","code"}}\n\n` (no `[DONE]` follows). */
+export function sseError(error: OpenAIErrorBody): string {
+  return sseData(error);
+}

@@ -1,0 +1,288 @@
+/**
+ * Rate limiting per API key and per user with GCRA (see ./gcra.ts for the algorithm and its
+ * sources), over up to four buckets per request, checked in this order:
+ *   global per-api-key, global per-user, router per-api-key, router per-user.
+ * A request is admitted only if every applicable bucket admits it, and a request denied by any bucket
+ * consumes from none (check all, then commit all; one Lua script on Redis).
+ *
+ * Bucket keys: `<prefix>global:key:<apiKeyHash>`, `<prefix>global:user:<userId>`,
+ * `<prefix>router:<name>:key:<apiKeyHash>`, `<prefix>router:<name>:user:<userId>`; prefix `svc:rl:`.
+ */
+import { createHash } from 'node:crypto';
+import type { GatewayConfig, GcraLimit, RateLimitLevel } from '../../shared/config.ts';
+import type { GcraResult } from './gcra.ts';
+import { MemoryStore } from './memory-store.ts';
+import { RedisStore } from './redis-store.ts';
+import type { Bucket, RateLimitStore } from './store.ts';
+
+export { gcra, type GcraResult, type GcraState } from './gcra.ts';
+export { MemoryStore } from './memory-store.ts';
+export { RedisStore } from './redis-store.ts';
+export type { Bucket, RateLimitStore } from './store.ts';
+
+/**
+ * What a request is limited by.
+ * - `apiKeyHash`: the hash of the caller's API key; `null` skips the per-api-key levels.
+ * - `userId`: the `Svc-User-Id` header value; `null` skips the per-user levels. Values longer than
+ *   128 characters are keyed by their SHA-256, so bucket keys stay short.
+ * - `router`: the router name of `/router/<name>/…`, or `null` (no router levels; an unknown name
+ *   has none either).
+ * - `cost`: the request's weight in cells, default 1 (finite, ≥ 0).
+ */
+export interface RateLimitRequest {
+  apiKeyHash: string | null;
+  userId: string | null;
+  router: string | null;
+  cost?: number;
+}
+
+/**
+ * The verdict for one request, from the level that decided it: when denied, the denying bucket with
+ * the longest wait; when admitted, the tightest bucket (fewest remaining).
+ * - `allowed`: admit (true) or answer 429 (or 503 when `storeUnavailable`).
+ * - `limit`: that bucket's capacity (requests per window); `Infinity` when no bucket applied or the
+ *   store failed open.
+ * - `remaining`: cost-1 requests still admissible right now, ≥ 0 (`Infinity` as for `limit`).
+ * - `resetAfterMs`: ms until that bucket is full again.
+ * - `retryAfterMs`: 0 when admitted; else ms until this request would be admitted (`Infinity` when its
+ *   cost exceeds the capacity: it never will be).
+ * - `policy`: the bucket that decided: `global-api-key`, `global-user`, `router-<name>-api-key`,
+ *   `router-<name>-user`; `none` when no bucket applied; `store-unavailable` when the store failed.
+ * - `windowMs`: that bucket's refill period (ms), for `RateLimit-Policy`'s `w`; absent without a bucket.
+ * - `storeUnavailable`: set (with `allowed: false`) when the store failed and `failMode` is `closed`.
+ */
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  resetAfterMs: number;
+  retryAfterMs: number;
+  policy: string;
+  windowMs?: number;
+  storeUnavailable?: boolean;
+}
+
+/** A configured rate limiter. */
+export interface RateLimiter {
+  /**
+   * Checks a request and, when admitted, consumes `cost` from every applicable bucket.
+   * Returns synchronously for the in-memory store and a Promise for Redis (which never rejects: a
+   * store failure yields a fail-open or fail-closed decision).
+   * @param nowMs the current time in ms since the epoch; default the injected clock. Ignored by the
+   *   Redis store, which uses the Redis server's clock.
+   * @throws {RangeError} when `cost` is negative or not finite (synchronously, or as a rejection for Redis).
+   */
+  check(req: RateLimitRequest, nowMs?: number): RateLimitDecision | Promise<RateLimitDecision>;
+  /** Stops timers and closes store connections. Never rejects. */
+  close(): Promise<void>;
+}
+
+/** Dependencies of {@link createRateLimiter}. */
+export interface RateLimiterDeps {
+  /** Receives a store warning at most once per {@link STORE_WARN_INTERVAL_MS}. */
+  logger?: { warn(obj: object, msg?: string): void };
+  /** Called on every check the store could not answer (for a metric). */
+  onStoreError?: (err: Error) => void;
+  /** Clock in ms since the epoch; default `Date.now`. */
+  clock?: () => number;
+  /** Prefix of every bucket key; default `svc:rl:` (tests use a unique one). */
+  keyPrefix?: string;
+}
+
+/** Minimum interval between two store warnings in the log, in ms. */
+export const STORE_WARN_INTERVAL_MS = 5000;
+/** Retry-After of a fail-closed decision, in ms. */
+export const STORE_UNAVAILABLE_RETRY_MS = 1000;
+const MAX_RAW_ID_LENGTH = 128;
+
+const NO_LIMIT: RateLimitDecision = Object.freeze({
+  allowed: true,
+  limit: Infinity,
+  remaining: Infinity,
+  resetAfterMs: 0,
+  retryAfterMs: 0,
+  policy: 'none',
+}) as RateLimitDecision;
+
+interface LevelPlan {
+  name: string; // key segment: `global` or `router:<name>`
+  policy: string; // policy prefix: `global` or `router-<name>`
+  perApiKey: GcraLimit | null;
+  perUser: GcraLimit | null;
+}
+
+function hasLimits(level: RateLimitLevel): boolean {
+  return level.perApiKey !== null || level.perUser !== null;
+}
+
+function plan(name: string, policy: string, level: RateLimitLevel): LevelPlan | null {
+  return hasLimits(level) ? { name, policy, perApiKey: level.perApiKey, perUser: level.perUser } : null;
+}
+
+function safeId(id: string): string {
+  return id.length <= MAX_RAW_ID_LENGTH ? id : `sha256:${createHash('sha256').update(id).digest('base64url')}`;
+}
+
+/** Combines per-bucket results into one decision (see {@link RateLimitDecision}). */
+function decide(buckets: readonly Bucket[], results: readonly GcraResult[]): RateLimitDecision {
+  let pick = -1;
+  let allowed = true;
+  for (let i = 0; i < results.length; i++) if (!results[i]!.allowed) allowed = false;
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!;
+    if (pick < 0) {
+      if (allowed || !r.allowed) pick = i;
+      continue;
+    }
+    const p = results[pick]!;
+    if (allowed) {
+      if (r.remaining < p.remaining || (r.remaining === p.remaining && r.resetAfterMs > p.resetAfterMs)) pick = i;
+    } else if (!r.allowed && r.retryAfterMs > p.retryAfterMs) {
+      pick = i;
+    }
+  }
+  const b = buckets[pick]!;
+  const r = results[pick]!;
+  return {
+    allowed,
+    limit: b.limit.capacity,
+    remaining: allowed ? r.remaining : 0,
+    resetAfterMs: r.resetAfterMs,
+    retryAfterMs: allowed ? 0 : r.retryAfterMs,
+    policy: b.policy,
+    windowMs: b.limit.periodMs,
+  };
+}
+
+/**
+ * Builds the rate limiter of a configuration.
+ * @param config the gateway configuration: `rateLimit.global`, each `routers[name].rateLimit`, and
+ *   `rateLimit.store` (`in-memory` | `redis`), `redisUrl`, `failMode`, `storeTimeoutMs`, `cleanupIntervalMs`.
+ * @param deps logger, store-error hook, clock and key prefix; all optional.
+ * @returns the limiter, or `null` when no limit is configured anywhere (nothing to check).
+ * @throws {Error} when the store is `redis` and `redisUrl` is missing. Never connects synchronously:
+ *   the Redis client connects in the background.
+ */
+export function createRateLimiter(config: GatewayConfig, deps: RateLimiterDeps = {}): RateLimiter | null {
+  const rl = config.rateLimit;
+  const prefix = deps.keyPrefix ?? 'svc:rl:';
+  const clock = deps.clock ?? Date.now;
+  const globalPlan = plan('global', 'global', rl.global);
+  const routerPlans = new Map<string, LevelPlan>();
+  for (const [name, router] of Object.entries(config.routers)) {
+    const p = plan(`router:${name}`, `router-${name}`, router.rateLimit);
+    if (p) routerPlans.set(name, p);
+  }
+  if (!globalPlan && routerPlans.size === 0) return null;
+
+  let lastWarnAt = -Infinity;
+  let suppressed = 0;
+  const warn = (err: Error, what: string) => {
+    const now = Date.now();
+    if (now - lastWarnAt < STORE_WARN_INTERVAL_MS) {
+      suppressed++;
+      return;
+    }
+    lastWarnAt = now;
+    deps.logger?.warn({ err: err.message, store: rl.store, failMode: rl.failMode, suppressed }, what);
+    suppressed = 0;
+  };
+
+  let store: RateLimitStore;
+  if (rl.store === 'redis') {
+    if (!rl.redisUrl) throw new Error('rate limit: store "redis" needs rateLimit.redisUrl');
+    store = new RedisStore({
+      url: rl.redisUrl,
+      timeoutMs: rl.storeTimeoutMs,
+      onConnectionError: (err) => warn(err, 'rate-limit store: redis connection error'),
+    });
+  } else {
+    store = new MemoryStore({ cleanupIntervalMs: rl.cleanupIntervalMs, clock });
+  }
+
+  const bucketsOf = (req: RateLimitRequest): Bucket[] => {
+    const buckets: Bucket[] = [];
+    const userId = req.userId === null ? null : safeId(req.userId);
+    const add = (p: LevelPlan | null | undefined) => {
+      if (!p) return;
+      if (p.perApiKey && req.apiKeyHash !== null) {
+        buckets.push({ key: `${prefix}${p.name}:key:${req.apiKeyHash}`, limit: p.perApiKey, policy: `${p.policy}-api-key` });
+      }
+      if (p.perUser && userId !== null) {
+        buckets.push({ key: `${prefix}${p.name}:user:${userId}`, limit: p.perUser, policy: `${p.policy}-user` });
+      }
+    };
+    add(globalPlan);
+    if (req.router !== null) add(routerPlans.get(req.router));
+    return buckets;
+  };
+
+  const onFailure = (err: Error): RateLimitDecision => {
+    deps.onStoreError?.(err);
+    if (rl.failMode === 'closed') {
+      warn(err, 'rate-limit store unavailable; denying requests (fail-closed)');
+      return {
+        allowed: false,
+        limit: Infinity,
+        remaining: 0,
+        resetAfterMs: 0,
+        retryAfterMs: STORE_UNAVAILABLE_RETRY_MS,
+        policy: 'store-unavailable',
+        storeUnavailable: true,
+      };
+    }
+    warn(err, 'rate-limit store unavailable; admitting requests (fail-open)');
+    return { ...NO_LIMIT, policy: 'store-unavailable' };
+  };
+
+  return {
+    check(req: RateLimitRequest, nowMs?: number): RateLimitDecision | Promise<RateLimitDecision> {
+      const cost = req.cost ?? 1;
+      if (!Number.isFinite(cost) || cost < 0) {
+        const err = new RangeError(`rate limit: cost must be a finite number >= 0, got ${cost}`);
+        if (rl.store === 'redis') return Promise.reject(err);
+        throw err;
+      }
+      const buckets = bucketsOf(req);
+      if (buckets.length === 0) return rl.store === 'redis' ? Promise.resolve(NO_LIMIT) : NO_LIMIT;
+      const now = nowMs ?? clock();
+      // The in-memory store answers synchronously and cannot fail; the Redis store's failures are rejections.
+      const out = store.checkAll(buckets, cost, now);
+      if (Array.isArray(out)) return decide(buckets, out);
+      return out.then(
+        (results) => decide(buckets, results),
+        (err: unknown) => onFailure(err instanceof Error ? err : new Error(String(err))),
+      );
+    },
+    close: () => store.close(),
+  };
+}
+
+/**
+ * The response headers of a decision, lower-case names, values as strings:
+ * - IETF draft-ietf-httpapi-ratelimit-headers: `ratelimit-policy: "<policy>";q=<limit>;w=<window s>`
+ *   and `ratelimit: "<policy>";r=<remaining>;t=<seconds until full>`;
+ * - `x-ratelimit-limit`, `x-ratelimit-remaining`, `x-ratelimit-reset` (whole seconds until full, rounded up);
+ * - on a denial, `retry-after` in whole seconds rounded up (at least 1); omitted when the request can
+ *   never be admitted (cost above capacity).
+ * Returns `{}` for an admitted request without a bucket (`policy: 'none'`, fail-open), and only
+ * `retry-after` for a fail-closed decision.
+ */
+export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (!decision.allowed && Number.isFinite(decision.retryAfterMs)) {
+    headers['retry-after'] = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
+  }
+  if (!Number.isFinite(decision.limit)) return headers;
+  const reset = Math.max(0, Math.ceil(decision.resetAfterMs / 1000));
+  const remaining = Math.max(0, decision.remaining);
+  headers['ratelimit-policy'] =
+    decision.windowMs !== undefined
+      ? `"${decision.policy}";q=${decision.limit};w=${Math.max(1, Math.ceil(decision.windowMs / 1000))}`
+      : `"${decision.policy}";q=${decision.limit}`;
+  headers['ratelimit'] = `"${decision.policy}";r=${remaining};t=${reset}`;
+  headers['x-ratelimit-limit'] = String(decision.limit);
+  headers['x-ratelimit-remaining'] = String(remaining);
+  headers['x-ratelimit-reset'] = String(reset);
+  return headers;
+}

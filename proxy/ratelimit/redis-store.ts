@@ -1,0 +1,174 @@
+/**
+ * The Redis rate-limit store: GCRA over all of a request's buckets in ONE atomic Lua script (run with
+ * EVALSHA, falling back to EVAL, via ioredis `defineCommand`), so any number of gateway processes
+ * share one budget exactly. The script reads the clock with `redis.call('TIME')`, so the clocks of the
+ * gateway hosts do not matter, and stores each TAT with a PX expiry ending at that TAT (a bucket whose
+ * TAT has passed is full, the same as an absent key).
+ *
+ * Nothing hangs: the client never queues commands while disconnected (`enableOfflineQueue: false`),
+ * commands time out after `timeoutMs`, and a check made while the connection is being established
+ * waits for it at most `timeoutMs`. Every failure rejects; the caller decides fail-open or fail-closed.
+ */
+import { Redis } from 'ioredis';
+import { emissionIntervalMs, gcra, toleranceMs, type GcraResult } from './gcra.ts';
+import type { Bucket, RateLimitStore } from './store.ts';
+
+/**
+ * KEYS: the bucket keys. ARGV[1]: cost; ARGV[2i], ARGV[2i+1]: emission interval T and tolerance τ of
+ * KEYS[i], in ms (multiples of 2^-10 ms, see gcra.ts). Returns, as strings:
+ * [allAllowed '1'|'0', now (ms), then per key: stored TAT ('' when absent), allowed '1'|'0'].
+ * Numbers are formatted with %.17g so they round-trip exactly (Lua's tostring keeps only 14 digits,
+ * and a Lua number returned as a reply would be truncated to an integer).
+ */
+export const GCRA_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) * 1024 / 1000) / 1024
+local cost = tonumber(ARGV[1])
+local n = #KEYS
+local out = { '0', string.format('%.17g', now) }
+local newTats = {}
+local all = true
+for i = 1, n do
+  local interval = tonumber(ARGV[2 * i])
+  local tau = tonumber(ARGV[2 * i + 1])
+  local raw = redis.call('GET', KEYS[i])
+  local tat = nil
+  if raw then tat = tonumber(raw) end
+  local base = now
+  if tat and tat >= now then base = tat end
+  local newTat = base + interval * cost
+  local ok = newTat - tau <= now
+  if not ok then all = false end
+  newTats[i] = newTat
+  if tat then out[#out + 1] = string.format('%.17g', tat) else out[#out + 1] = '' end
+  if ok then out[#out + 1] = '1' else out[#out + 1] = '0' end
+end
+if all then
+  for i = 1, n do
+    local px = math.ceil(newTats[i] - now)
+    if px < 1 then px = 1 end
+    redis.call('SET', KEYS[i], string.format('%.17g', newTats[i]), 'PX', px)
+  end
+  out[1] = '1'
+end
+return out
+`;
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /** `redis://[user:pass@]host:port[/db]` or `rediss://…`. */
+  url: string;
+  /** Command timeout and the longest a check waits for a connection in progress, in ms. */
+  timeoutMs: number;
+  /** Called on connection-level errors (refused, reset, DNS); the caller throttles logging. */
+  onConnectionError?: (err: Error) => void;
+}
+
+type GcraCommand = (numKeys: number, ...args: (string | number)[]) => Promise<string[]>;
+
+/** Redis-backed GCRA store; see the module docstring. */
+export class RedisStore implements RateLimitStore {
+  /** The ioredis client (exposed for tests). */
+  readonly redis: Redis;
+  private readonly timeoutMs: number;
+  private readyWait: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(options: RedisStoreOptions) {
+    this.timeoutMs = options.timeoutMs;
+    this.redis = new Redis(options.url, {
+      lazyConnect: true,
+      // Establishing a connection (TCP + TLS + AUTH) may take longer than one command; checks never
+      // wait for it longer than timeoutMs anyway (see waitReady).
+      connectTimeout: Math.max(options.timeoutMs, 1000),
+      commandTimeout: options.timeoutMs,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      // On close(), ioredis waits this long for a socket that already died (refused) to emit 'close',
+      // keeping the process alive; the default is 2 s.
+      disconnectTimeout: options.timeoutMs,
+      // Reconnect forever with a capped backoff; checks fail fast meanwhile.
+      retryStrategy: (times) => Math.min(times * 100, 2000),
+    });
+    this.redis.on('error', (err: Error) => options.onConnectionError?.(err));
+    this.redis.defineCommand('svcGcra', { lua: GCRA_LUA });
+    this.redis.connect().catch(() => {
+      /* reported through the 'error' event; ioredis keeps reconnecting */
+    });
+  }
+
+  /** Resolves once the client is ready; rejects at once when it is not connecting, or after timeoutMs. */
+  private waitReady(): Promise<void> {
+    const status = this.redis.status;
+    if (status === 'ready') return Promise.resolve();
+    if (this.closed || (status !== 'wait' && status !== 'connecting' && status !== 'connect')) {
+      return Promise.reject(new Error(`rate-limit store: redis not connected (status ${status})`));
+    }
+    if (!this.readyWait) {
+      this.readyWait = new Promise<void>((resolve, reject) => {
+        const done = (err?: Error) => {
+          clearTimeout(timer);
+          this.redis.off('ready', onReady);
+          this.redis.off('close', onClose);
+          this.readyWait = null;
+          if (err) reject(err);
+          else resolve();
+        };
+        const onReady = () => done();
+        const onClose = () => done(new Error('rate-limit store: redis connection closed'));
+        const timer = setTimeout(() => done(new Error(`rate-limit store: redis not ready within ${this.timeoutMs} ms`)), this.timeoutMs);
+        timer.unref();
+        this.redis.once('ready', onReady);
+        this.redis.once('close', onClose);
+      });
+    }
+    return this.readyWait;
+  }
+
+  /**
+   * See {@link RateLimitStore.checkAll}. `nowMs` is ignored: the script uses the Redis server's clock.
+   * @throws rejects when Redis is unreachable, not ready within `timeoutMs`, times out, or errors.
+   */
+  async checkAll(buckets: readonly Bucket[], cost: number, _nowMs: number): Promise<GcraResult[]> {
+    if (!Number.isFinite(cost) || cost < 0) throw new RangeError(`rate limit: cost must be a finite number >= 0, got ${cost}`);
+    await this.waitReady();
+    const args: (string | number)[] = new Array(buckets.length + 1 + buckets.length * 2);
+    let a = 0;
+    for (const b of buckets) args[a++] = b.key;
+    args[a++] = cost;
+    for (const b of buckets) {
+      args[a++] = emissionIntervalMs(b.limit);
+      args[a++] = toleranceMs(b.limit);
+    }
+    const command = (this.redis as unknown as { svcGcra: GcraCommand }).svcGcra;
+    const reply = await command.call(this.redis, buckets.length, ...args);
+    if (!Array.isArray(reply) || reply.length !== 2 + buckets.length * 2) {
+      throw new Error(`rate-limit store: unexpected script reply ${JSON.stringify(reply)}`);
+    }
+    const now = Number(reply[1]);
+    const results: GcraResult[] = new Array(buckets.length);
+    for (let i = 0; i < buckets.length; i++) {
+      const raw = reply[2 + i * 2]!;
+      const r = gcra(raw === '' ? undefined : Number(raw), now, buckets[i]!.limit, cost);
+      // The script's verdict is authoritative (same IEEE arithmetic, so they agree in practice).
+      const allowed = reply[3 + i * 2] === '1';
+      results[i] = r.allowed === allowed ? r : { ...r, allowed, remaining: allowed ? r.remaining : 0, retryAfterMs: allowed ? 0 : Math.max(r.retryAfterMs, 1) };
+    }
+    return results;
+  }
+
+  /** Closes the connection (QUIT when connected, else disconnect) and stops reconnecting. Never rejects. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.redis.status === 'ready') {
+      try {
+        await this.redis.quit();
+        return;
+      } catch {
+        /* fall through */
+      }
+    }
+    this.redis.disconnect();
+  }
+}

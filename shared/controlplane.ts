@@ -1,0 +1,70 @@
+/**
+ * Messages on the control-plane WebSocket between a proxy and admin, with their superstruct
+ * schemas: both ends validate what they receive and drop (and log) what does not match.
+ *
+ * admin → proxy: `keys.snapshot` on connect, then `keys.upsert` / `keys.revoke` on every change,
+ *   `records.ack` after a batch is committed, `prompt.result` answering `prompt.get`,
+ *   `prompts.invalidate` when a prompt's versions or labels change.
+ * proxy → admin: `records` (a batch of log records), `prompt.get`.
+ */
+import { any, array, literal, nullable, number, object, optional, record, string, union, validate, type Infer, type Struct } from 'superstruct';
+
+/** An authorized API key as the proxy holds it: hex SHA-256 of the key, its id and organization. */
+export const KeyEntrySchema = object({ hash: string(), keyId: string(), organizationId: string() });
+/** See {@link KeyEntrySchema}. */
+export type KeyEntry = Infer<typeof KeyEntrySchema>;
+
+/** A prompt version body as served to the proxy (a chat-completions request body template). */
+export const PromptVersionPayloadSchema = object({
+  promptId: string(),
+  versionId: string(),
+  /** `major.minor`, e.g. `1.2`. */
+  version: string(),
+  body: record(string(), any()),
+});
+
+export const AdminMessageSchema = union([
+  object({ type: literal('keys.snapshot'), keys: array(KeyEntrySchema) }),
+  object({ type: literal('keys.upsert'), keys: array(KeyEntrySchema) }),
+  object({ type: literal('keys.revoke'), hashes: array(string()) }),
+  object({ type: literal('records.ack'), batchId: string(), stored: number() }),
+  object({ type: literal('records.nack'), batchId: string(), error: string() }),
+  object({
+    type: literal('prompt.result'),
+    reqId: string(),
+    status: number(),
+    error: optional(nullable(string())),
+    version: optional(nullable(PromptVersionPayloadSchema)),
+  }),
+  object({ type: literal('prompts.invalidate'), promptId: string() }),
+]);
+/** A message from admin to a proxy. */
+export type AdminMessage = Infer<typeof AdminMessageSchema>;
+
+export const ProxyMessageSchema = union([
+  object({ type: literal('records'), batchId: string(), records: array(any()) }),
+  object({
+    type: literal('prompt.get'),
+    reqId: string(),
+    promptId: string(),
+    versionId: optional(nullable(string())),
+    environment: optional(nullable(string())),
+  }),
+]);
+/** A message from a proxy to admin. */
+export type ProxyMessage = Infer<typeof ProxyMessageSchema>;
+
+/**
+ * Parses and validates one WebSocket text frame.
+ * @returns the message, or an Error describing why it was rejected (never throws).
+ */
+export function parseMessage<T>(raw: string, schema: Struct<T, any>): T | Error {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    return new Error(`malformed JSON: ${(err as Error).message}`);
+  }
+  const [error, result] = validate(value, schema);
+  return error ? new Error(`invalid message: ${error.message}`) : result;
+}
