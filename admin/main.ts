@@ -45,7 +45,8 @@ async function main(): Promise<void> {
     server.once('error', reject);
     server.listen(port, host, resolve);
   });
-  logger.info({ port, host }, 'admin listening');
+  const boundPort = (server.address() as { port: number }).port;
+  logger.info({ port: boundPort, host }, 'admin listening');
 
   if (process.env.SVC_KEY_FILE) await ensureControlPlaneKey(db.sql, process.env.SVC_KEY_FILE, boot.organizationId);
   if (boot.created) {
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
       ].join('\n') + '\n',
     );
   }
-  if (process.send) process.send({ type: 'admin.ready', port });
+  if (process.send) process.send({ type: 'admin.ready', port: boundPort });
 
   let stopping = false;
   const stop = async (signal: string) => {

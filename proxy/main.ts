@@ -47,8 +47,9 @@ function main(): void {
   const port = Number(process.env.GATEWAY_PORT ?? 8080);
   const host = process.env.GATEWAY_HOST ?? '0.0.0.0';
   gateway.server.listen(port, host, () => {
-    logger.info({ port, host, features: config.features }, 'gateway listening');
-    if (process.send) process.send({ type: 'proxy.ready', port });
+    const boundPort = (gateway.server.address() as { port: number }).port;
+    logger.info({ port: boundPort, host, features: config.features }, 'gateway listening');
+    if (process.send) process.send({ type: 'proxy.ready', port: boundPort });
   });
   gateway.server.on('error', (err) => {
     logger.fatal({ err }, 'gateway server error');

@@ -19,7 +19,6 @@ import {
   optional,
   record,
   string,
-  union,
   refine,
   StructError,
   validate,
@@ -96,11 +95,22 @@ const HealthSchema = object({
   'cool-down': optional(Duration),
 });
 
-const WeightedProviderSchema = object({ provider: Provider, weight: refine(number(), 'weight', (v) => v > 0 || 'expected a positive weight') });
+/** A router's provider: a name, or `{provider, weight}` for the weighted strategy. */
+const RouterProviderEntry = define<ProviderName | { provider: ProviderName; weight: number }>('router provider', (value) => {
+  const known = (name: unknown) =>
+    typeof name === 'string' && isProviderName(name) ? true : `unknown provider ${JSON.stringify(name)}; known providers: ${PROVIDER_NAMES.join(', ')}`;
+  if (typeof value === 'string') return known(value);
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return 'expected a provider name or {provider, weight}';
+  const { provider, weight, ...rest } = value as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) return `unknown key ${Object.keys(rest)[0]}`;
+  const k = known(provider);
+  if (k !== true) return k;
+  return typeof weight === 'number' && weight > 0 && Number.isFinite(weight) ? true : 'weight: expected a positive number';
+});
 
 const LoadBalanceChatSchema = object({
   strategy: enums(['latency', 'weighted', 'model-mappings']),
-  providers: array(union([Provider, WeightedProviderSchema])),
+  providers: array(RouterProviderEntry),
   'model-mappings': optional(record(string(), array(string()))),
 });
 

@@ -1,0 +1,65 @@
+/**
+ * A model's input allowance for a request, and the pre-flight check against it:
+ * allowed input = context window − reserved output, where the reserved output is the request's
+ * `max_completion_tokens`, `max_tokens` or `max_output_tokens` (first present, in that order) or,
+ * when none is given, the model's `defaultOutputTokens` (shared/models.ts). All figures in tokens.
+ */
+import type { ChatCompletionRequest } from '../../shared/chat.ts';
+import { getModelInfo, type ModelInfo } from '../../shared/models.ts';
+import { analyzeWithSpec, estimateSpec, type ChatAnalysis, type EstimateSpec } from './estimate.ts';
+
+/** The model facts the handlers need (a subset of shared/models.ts ModelInfo). */
+export type ModelLimits = Pick<ModelInfo, 'contextWindow' | 'maxOutputTokens' | 'defaultOutputTokens'>;
+
+/** Injectable lookups (tests, other model tables); defaults are shared/models.ts'. */
+export interface TokenLimitOptions {
+  /** Model facts of `provider`/`model`, or null when unknown (default `getModelInfo`). */
+  modelInfo?: (provider: string, model: string) => ModelLimits | null;
+  /** Multiplier on an o200k_base count for `provider`'s tokenizer (default `tokenEstimateFactor`). */
+  factor?: (provider: string) => number;
+  /**
+   * Model string used for estimation and selection instead of `body.model` (the
+   * `Svc-Model-Override` header). The body's `model` member is not rewritten for it, except by
+   * `fallback`, which always writes the chosen entry there.
+   */
+  modelOverride?: string;
+}
+
+/** Output tokens reserved for the reply: the request's limit, else the model's default. */
+export function reservedOutputTokens(body: ChatCompletionRequest, info: ModelLimits): number {
+  for (const key of ['max_completion_tokens', 'max_tokens', 'max_output_tokens'] as const) {
+    const v = body[key];
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Math.floor(v);
+  }
+  return info.defaultOutputTokens;
+}
+
+/** Input tokens `body` may use on a model with `info` (never negative). */
+export function allowedInputTokens(body: ChatCompletionRequest, info: ModelLimits): number {
+  return Math.max(0, info.contextWindow - reservedOutputTokens(body, info));
+}
+
+/** Outcome of checking `body` against one model. */
+export interface Check {
+  provider: string;
+  model: string;
+  /** null: the model is not in the model table. */
+  info: ModelLimits | null;
+  spec: EstimateSpec;
+  /** null when the model is unknown. */
+  allowed: number | null;
+  /** The estimate; null when not computed (unknown model, or the byte bound already fits). */
+  analysis: ChatAnalysis | null;
+  /** True when the body is known to fit (by the byte bound or the estimate). */
+  fits: boolean;
+}
+
+/** Checks `body` against `provider`/`model`, counting tokens only when the byte bound does not fit. */
+export function check(body: ChatCompletionRequest, provider: string, model: string, opts: TokenLimitOptions): Check {
+  const info = (opts.modelInfo ?? getModelInfo)(provider, model);
+  const spec = estimateSpec(provider, model, { factor: opts.factor });
+  if (!info) return { provider, model, info, spec, allowed: null, analysis: null, fits: false };
+  const allowed = allowedInputTokens(body, info);
+  const analysis = analyzeWithSpec(body, spec, allowed);
+  return { provider, model, info, spec, allowed, analysis, fits: analysis === null || analysis.tokens <= allowed };
+}

@@ -1,0 +1,206 @@
+/**
+ * Starts the real processes for end-to-end tests: the stub upstream, admin (on a fresh database of
+ * the real PostgreSQL) and the proxy, each its own Node process on a free port, and stops them.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { generateApiKey } from '../../shared/apikey.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A started child process and the port it reported. */
+export interface Started {
+  child: ChildProcess;
+  port: number;
+  /** Output of the process (stdout + stderr), for diagnosing failures. */
+  output: () => string;
+}
+
+/**
+ * Forks `entry` (a .ts file relative to the repo root) with tsx and waits for its `<type>` IPC
+ * message carrying its port.
+ * @throws when the process exits first or does not report within `timeoutMs`.
+ */
+export function startProcess(entry: string, env: NodeJS.ProcessEnv, readyType: string, args: string[] = [], timeoutMs = 30_000): Promise<Started> {
+  const child = fork(path.join(ROOT, entry), args, {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn', ...env },
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${entry} did not become ready in ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    child.on('message', (m: { type?: string; port?: number }) => {
+      if (m?.type === readyType) {
+        clearTimeout(timer);
+        resolve({ child, port: m.port!, output: () => out });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${entry} exited with code ${code} before it was ready:\n${out}`));
+    });
+  });
+}
+
+/** Sends SIGTERM and waits for the exit (SIGKILL after `graceMs`). */
+export async function stopProcess(p: Started | null | undefined, graceMs = 15_000): Promise<number | null> {
+  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return p?.child.exitCode ?? null;
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => p.child.kill('SIGKILL'), graceMs);
+    p.child.once('exit', (code) => {
+      clearTimeout(kill);
+      resolve(code);
+    });
+    p.child.kill('SIGTERM');
+  });
+}
+
+/** Writes a gateway config to a temp file and returns its path. */
+export function writeConfig(config: unknown): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-gw-'));
+  const file = path.join(dir, 'gateway.yaml');
+  writeFileSync(file, YAML.stringify(config));
+  return file;
+}
+
+/** A running stack. */
+export interface Stack {
+  db: TestDatabase;
+  stub: Started;
+  admin: Started;
+  proxy: Started;
+  /** An API key of the stack's organization (also the proxy's control-plane key). */
+  apiKey: string;
+  gatewayUrl: string;
+  adminUrl: string;
+  stubUrl: string;
+  configFile: string;
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startStack}: extra config merged over the default and extra env. */
+export interface StackOptions {
+  /** Builds the gateway config from the stub's URL (default: observability, openai → stub, router `default`). */
+  config?: (stubUrl: string) => Record<string, unknown>;
+  proxyEnv?: NodeJS.ProcessEnv;
+  adminEnv?: NodeJS.ProcessEnv;
+}
+
+/** The default test config: observability on, every OpenAI-compatible test provider pointed at the stub. */
+export function defaultConfig(stubUrl: string): Record<string, unknown> {
+  return {
+    svc: { features: 'observability' },
+    providers: {
+      openai: { 'base-url': `${stubUrl}/v1` },
+      groq: { 'base-url': `${stubUrl}/openai/v1` },
+      deepseek: { 'base-url': stubUrl },
+      anthropic: { 'base-url': `${stubUrl}/v1` },
+    },
+    routers: {
+      default: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai', 'groq'] } } },
+    },
+    'log-queue': { 'flush-interval': '20ms' },
+  };
+}
+
+/** Starts stub, admin and proxy. */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const db = await createTestDatabase();
+  const apiKey = generateApiKey();
+  let stub: Started | undefined;
+  let admin: Started | undefined;
+  let proxy: Started | undefined;
+  try {
+    stub = await startProcess('test/support/stub-upstream.ts', { STUB_PORT: '0' }, 'stub.ready');
+    const stubUrl = `http://127.0.0.1:${stub.port}`;
+    const configFile = writeConfig((options.config ?? defaultConfig)(stubUrl));
+    admin = await startProcess('admin/main.ts', { DATABASE_URL: db.url, ADMIN_PORT: '0', SVC_BOOTSTRAP_API_KEY: apiKey, ...options.adminEnv }, 'admin.ready', ['--config', configFile]);
+    const adminUrl = `http://127.0.0.1:${admin.port}`;
+    proxy = await startProcess(
+      'proxy/main.ts',
+      {
+        GATEWAY_PORT: '0',
+        GATEWAY_HOST: '127.0.0.1',
+        SVC_CONTROL_PLANE_API_KEY: apiKey,
+        SVC_CONTROL_PLANE_URL: `ws://127.0.0.1:${admin.port}/v1/control-plane`,
+        OPENAI_API_KEY: 'sk-provider-openai-secret',
+        GROQ_API_KEY: 'gsk-provider-groq-secret',
+        ANTHROPIC_API_KEY: 'sk-ant-provider-secret',
+        ...options.proxyEnv,
+      },
+      'proxy.ready',
+      ['--config', configFile],
+    );
+    const gatewayUrl = `http://127.0.0.1:${proxy.port}`;
+    await waitFor(async () => {
+      const h = (await (await fetch(`${gatewayUrl}/health`)).json()) as { controlPlane: { ready: boolean } | null };
+      return h.controlPlane === null || h.controlPlane.ready;
+    }, 15_000);
+    return {
+      db,
+      stub,
+      admin,
+      proxy,
+      apiKey,
+      gatewayUrl,
+      adminUrl,
+      stubUrl,
+      configFile,
+      async stop() {
+        await stopProcess(proxy);
+        await stopProcess(admin);
+        await stopProcess(stub);
+        await db.drop();
+      },
+    };
+  } catch (err) {
+    await stopProcess(proxy);
+    await stopProcess(admin);
+    await stopProcess(stub);
+    await db.drop();
+    throw err;
+  }
+}
+
+/**
+ * Polls `check` until it returns true.
+ * @throws after `timeoutMs` with the last error.
+ */
+export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 10_000, intervalMs = 25): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown = null;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+}
+
+/** GETs a logged request from admin's REST API, waiting until it has been stored. */
+export async function fetchRecord(stack: Pick<Stack, 'adminUrl' | 'apiKey'>, requestId: string, timeoutMs = 10_000): Promise<Record<string, any>> {
+  let record: Record<string, any> | null = null;
+  await waitFor(async () => {
+    const res = await fetch(`${stack.adminUrl}/v1/request/${requestId}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+    if (res.status !== 200) return false;
+    record = ((await res.json()) as { data: Record<string, any> }).data;
+    return true;
+  }, timeoutMs);
+  return record!;
+}
+
+/** A random suffix for unique names in tests. */
+export const uniq = (): string => randomBytes(4).toString('hex');

@@ -1,0 +1,168 @@
+/**
+ * A stub model provider, run in its own process (`node --import tsx test/support/stub-upstream.ts`),
+ * serving the recorded real provider responses of `../shared/fixtures/providers/` byte for byte.
+ *
+ * OpenAI-compatible: `POST …/chat/completions` answers `openai/chat-completion.json`, or with
+ * `stream: true` the recorded SSE stream, written in pieces as a provider would. The request's
+ * `model` picks other behaviour:
+ *   - `tool` → the tool-call fixtures; `deepseek-reasoner` → DeepSeek's reasoning fixtures;
+ *   - `groq-stream-error` → Groq's stream that errors midway;
+ *   - `error-500`, `error-429`, `error-401` → that status with a fixture body (429 with Retry-After: 1);
+ *   - `hang` → never answers; `reset-mid-stream` → sends part of the stream then destroys the socket;
+ *   - `slow-stream` → the stream with 50 ms between events;
+ *   - `chunks-20` → a synthetic 20-chunk stream (for benchmarks).
+ * Anthropic: `POST …/messages` answers `anthropic/message.json` or the recorded stream.
+ * `POST …/embeddings` answers `openai/embeddings.json`.
+ * `GET /__requests` returns the requests received so far (method, url, headers, body) and
+ * `DELETE /__requests` clears them — tests assert what the gateway sent upstream.
+ * Env: `STUB_PORT` (0 = any; the chosen port is printed as `STUB_PORT=<n>` and sent over IPC),
+ * `STUB_QUIET=1` to skip recording requests (benchmarks).
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+
+const FIXTURES = new URL('../../../shared/fixtures/providers/', import.meta.url);
+const fixture = (p: string): Buffer => readFileSync(new URL(p, FIXTURES));
+
+const F = {
+  chat: fixture('openai/chat-completion.json'),
+  chatTool: fixture('openai/chat-completion-tool-call.json'),
+  stream: fixture('openai/chat-completion-stream.sse'),
+  streamTool: fixture('openai/chat-completion-stream-tool-call.sse'),
+  deepseek: fixture('deepseek/chat-completion-reasoner.json'),
+  deepseekStream: fixture('deepseek/chat-completion-stream-reasoner.sse'),
+  groqStreamError: fixture('groq/chat-completion-stream-error.sse'),
+  error429: fixture('openai/error-429.json'),
+  error401: fixture('openai/error-401.json'),
+  error400: fixture('openai/error-400-context-length.json'),
+  embeddings: fixture('openai/embeddings.json'),
+  anthropic: fixture('anthropic/message.json'),
+  anthropicTool: fixture('anthropic/message-tool-use.json'),
+  anthropicStream: fixture('anthropic/message-stream-recorded.sse'),
+  anthropicStreamTool: fixture('anthropic/message-stream-tool-use.sse'),
+  anthropicOverloaded: fixture('anthropic/error-overloaded.json'),
+};
+
+/** Splits an SSE body into its events (each ending in a blank line), keeping the bytes exact. */
+function events(body: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  let start = 0;
+  for (let i = 0; i + 1 < body.length; i++) {
+    if (body[i] === 0x0a && body[i + 1] === 0x0a) {
+      out.push(body.subarray(start, i + 2));
+      start = i + 2;
+      i++;
+    }
+  }
+  if (start < body.length) out.push(body.subarray(start));
+  return out;
+}
+
+const STREAM_EVENTS = events(F.stream);
+function synthetic(n: number): Buffer {
+  const parts: string[] = [];
+  for (let i = 0; i < n; i++) {
+    parts.push(`data: {"id":"chatcmpl-stub","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"tok${i} "},"finish_reason":null}]}\n\n`);
+  }
+  parts.push('data: {"id":"chatcmpl-stub","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n');
+  parts.push(`data: {"id":"chatcmpl-stub","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":${n},"total_tokens":${10 + n}}}\n\n`);
+  parts.push('data: [DONE]\n\n');
+  return Buffer.from(parts.join(''));
+}
+const CHUNKS_20 = events(synthetic(20));
+
+const quiet = process.env.STUB_QUIET === '1';
+const received: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: unknown }> = [];
+
+function json(res: http.ServerResponse, status: number, body: Buffer, extra: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length, ...extra });
+  res.end(body);
+}
+
+function sse(res: http.ServerResponse, parts: Buffer[], delayMs = 0, contentType = 'text/event-stream; charset=utf-8'): void {
+  res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache' });
+  if (delayMs === 0) {
+    for (const p of parts) res.write(p);
+    res.end();
+    return;
+  }
+  let i = 0;
+  const next = () => {
+    if (res.destroyed) return;
+    if (i >= parts.length) return void res.end();
+    res.write(parts[i++]);
+    setTimeout(next, delayMs);
+  };
+  next();
+}
+
+const server = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const url = req.url ?? '/';
+    if (url === '/__requests') {
+      if (req.method === 'DELETE') received.length = 0;
+      return json(res, 200, Buffer.from(JSON.stringify(received)));
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: Record<string, unknown> = {};
+    try {
+      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      return json(res, 400, Buffer.from('{"error":{"message":"stub: malformed JSON","type":"invalid_request_error","param":null,"code":null}}'));
+    }
+    if (!quiet) received.push({ method: req.method ?? '', url, headers: req.headers, body });
+    const model = String(body.model ?? '');
+    const stream = body.stream === true;
+
+    if (url.endsWith('/embeddings')) return json(res, 200, F.embeddings);
+    if (url.endsWith('/messages')) {
+      if (model === 'error-529') return json(res, 529, F.anthropicOverloaded);
+      const tools = Array.isArray(body.tools) && body.tools.length > 0;
+      if (stream) return sse(res, events(tools ? F.anthropicStreamTool : F.anthropicStream));
+      return json(res, 200, tools ? F.anthropicTool : F.anthropic);
+    }
+    if (!url.endsWith('/chat/completions')) return json(res, 404, Buffer.from('{"error":{"message":"stub: no such path","type":"invalid_request_error","param":null,"code":null}}'));
+
+    switch (model) {
+      case 'error-500':
+        return json(res, 500, Buffer.from('{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}'));
+      case 'error-429':
+        return json(res, 429, F.error429, { 'retry-after': '1' });
+      case 'error-401':
+        return json(res, 401, F.error401);
+      case 'error-400':
+        return json(res, 400, F.error400);
+      case 'hang':
+        return; // never answers
+      case 'reset-mid-stream': {
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+        res.write(STREAM_EVENTS[0]);
+        res.write(STREAM_EVENTS[1]);
+        setTimeout(() => res.socket?.destroy(), 30);
+        return;
+      }
+      case 'slow-stream':
+        return sse(res, STREAM_EVENTS, 50);
+      case 'chunks-20':
+        return stream ? sse(res, CHUNKS_20) : json(res, 200, F.chat);
+      case 'groq-stream-error':
+        return sse(res, events(F.groqStreamError));
+      case 'deepseek-reasoner':
+        return stream ? sse(res, events(F.deepseekStream)) : json(res, 200, F.deepseek);
+    }
+    const tools = Array.isArray(body.tools) && body.tools.length > 0;
+    if (stream) return sse(res, tools ? events(F.streamTool) : STREAM_EVENTS);
+    return json(res, 200, tools ? F.chatTool : F.chat);
+  });
+});
+server.keepAliveTimeout = 65_000;
+
+server.listen(Number(process.env.STUB_PORT ?? 0), '127.0.0.1', () => {
+  const port = (server.address() as { port: number }).port;
+  console.log(`STUB_PORT=${port}`);
+  if (process.send) process.send({ type: 'stub.ready', port });
+});
+process.on('SIGTERM', () => process.exit(0));
+process.on('disconnect', () => process.exit(0));
