@@ -47,6 +47,8 @@ export interface RequestContext {
   key: KeyEntry | null;
   keyHash: string | null;
   body: ChatCompletionRequest | null;
+  /** The body as the client sent it (logged); stages rewrite copies. */
+  clientBody: ChatCompletionRequest | null;
   requestModel: string | null;
   provider: ProviderName | null;
   model: string | null;
@@ -172,6 +174,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       key: null,
       keyHash: null,
       body: null,
+      clientBody: null,
       requestModel: null,
       provider: null,
       model: null,
@@ -304,6 +307,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (override) b.model = override;
     if (b.prompt_id === undefined) validateBody(ctx, b);
     ctx.body = b;
+    ctx.clientBody = b;
     ctx.requestModel = typeof b.model === 'string' ? b.model : null;
   }
 
@@ -336,9 +340,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (!handler || ctx.endpoint !== 'chat') return;
     const result = applyTokenLimit(handler, ctx.body!, { resolve: (m: string) => resolveTarget(ctx, m) });
     ctx.tokenLimit = result;
-    const body = (ctx.body = result.body);
+    ctx.body = result.body;
     if (result.changed || handler === 'fallback') {
-      body.model = result.provider && !ctx.routerName ? `${result.provider}/${result.model}` : result.model;
+      const model = result.provider && !ctx.routerName ? `${result.provider}/${result.model}` : result.model;
+      ctx.body = { ...result.body, model };
     }
   }
 
@@ -387,7 +392,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   /** map: the provider's own request (URL, headers with its key, body). */
   async function map(ctx: RequestContext): Promise<void> {
-    const body = ctx.body!;
+    const body = ctx.body === ctx.clientBody ? { ...ctx.body! } : ctx.body!;
     body.model = ctx.model!;
     if (ctx.prompt) stripPromptMembers(body);
     const call: ProviderCall = { config: config.providers[ctx.provider!], body, stream: body.stream === true, requestId: ctx.id };
@@ -623,7 +628,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       streamed: ctx.body?.stream === true,
       delayMs: endMs - ctx.startMs,
       timeToFirstTokenMs: ctx.firstByteMs !== null ? ctx.firstByteMs - ctx.startMs : null,
-      requestBody: ctx.prompt ? ctx.prompt.originalBody : ctx.body,
+      requestBody: ctx.clientBody,
       responseBody: rec?.body ?? null,
       bodyTruncated: rec?.truncated ?? false,
       usage: (rec?.usage as LogRecord['usage']) ?? null,

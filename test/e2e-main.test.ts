@@ -69,12 +69,14 @@ describe('chat completions through /ai', () => {
   });
 
   test('streamed answer arrives chunk by chunk and is logged with usage', async () => {
-    const stream = await client(`${stack.gatewayUrl}/ai`).chat.completions.create({
-      model: 'openai/gpt-4o-mini',
-      messages: [{ role: 'user', content: 'Capital of the UK?' }],
-      stream: true,
-      stream_options: { include_usage: true },
-    });
+    const { data: stream, response } = await client(`${stack.gatewayUrl}/ai`)
+      .chat.completions.create({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: 'Capital of the UK?' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      })
+      .withResponse();
     let text = '';
     let chunks = 0;
     let usage: OpenAI.CompletionUsage | null | undefined;
@@ -86,7 +88,7 @@ describe('chat completions through /ai', () => {
     assert.equal(text, 'The capital of the UK is London.');
     assert.ok(chunks >= 10);
     assert.equal(usage?.prompt_tokens, 78);
-    const id = stream.response.headers.get('svc-id')!;
+    const id = response.headers.get('svc-id')!;
     const rec = await fetchRecord(stack, id);
     assert.equal(rec.prompt_tokens, 78);
     assert.equal(rec.completion_tokens, 9);
@@ -96,16 +98,18 @@ describe('chat completions through /ai', () => {
   });
 
   test('a tool call streamed is assembled in the record', async () => {
-    const stream = await client(`${stack.gatewayUrl}/ai`).chat.completions.create({
-      model: 'openai/gpt-4o-mini',
-      messages: [{ role: 'user', content: 'Weather?' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }],
-      stream: true,
-    });
+    const { data: stream, response } = await client(`${stack.gatewayUrl}/ai`)
+      .chat.completions.create({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: 'Weather?' }],
+        tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }],
+        stream: true,
+      })
+      .withResponse();
     let args = '';
     for await (const chunk of stream) args += chunk.choices[0]?.delta?.tool_calls?.[0]?.function?.arguments ?? '';
     assert.equal(args, '{"country":"UK"}');
-    const rec = await fetchRecord(stack, stream.response.headers.get('svc-id')!);
+    const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
     assert.equal(rec.llmSchema.response.messages[0]._type, 'functionCall');
     assert.deepEqual(rec.llmSchema.response.messages[0].tool_calls[0].arguments, { country: 'UK' });
   });

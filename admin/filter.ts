@@ -1,0 +1,416 @@
+/**
+ * The filter tree of the `/v1` API (`POST /v1/request/query`, `POST /v1/experiment/dataset/random`):
+ * its validation (a superstruct struct naming the exact path of a mistake) and its compilation to a
+ * parameterized SQL condition on `request_log r` with postgres.js fragments. Values only ever travel
+ * as bind parameters; column names and operators come from fixed whitelists written out below.
+ *
+ * A node is `"all"`, a leaf `{request?: {...}, prompts_versions?: {...}}`, or a branch
+ * `{left, operator: "and" | "or", right}` nested at most {@link MAX_FILTER_DEPTH} branches deep.
+ * In a leaf, every field and every operator of a field AND together; an empty leaf matches all.
+ *
+ * Null semantics (documented behaviour): for `request.*` text fields a missing value (NULL) matches
+ * `not-equals` and `not-contains` and nothing else. `prompts_versions.*` conditions match only
+ * requests made with a prompt version (`request_log.prompt_version_id`) of the caller's organization.
+ * `contains` / `not-contains` are case-insensitive substring tests (`%` and `_` in the value are
+ * literal); `like` / `ilike` take a SQL LIKE pattern as given.
+ *
+ * Also exports the validation primitives the `/v1` routes share ({@link Text}, {@link readSafeBody}).
+ */
+import type { Context } from 'koa';
+import type postgres from 'postgres';
+import { define, refine, size, string, type Struct } from 'superstruct';
+import type { Sql } from './db.ts';
+import { HttpError, isUuid, readBody } from './http.ts';
+
+/** A SQL fragment built with the `sql` tagged template. */
+export type Fragment = postgres.Fragment;
+
+/** Most branches on any path from the root to a leaf (`{left, operator, right}` nesting). */
+export const MAX_FILTER_DEPTH = 32;
+/** Most operator conditions in one filter (keeps the statement far below PostgreSQL's parameter limit). */
+export const MAX_FILTER_CONDITIONS = 1000;
+/** Most nodes (leaves, branches and `"all"`) in one filter. */
+export const MAX_FILTER_NODES = 4000;
+
+/** Operators on text fields. */
+export const TEXT_OPERATORS = ['equals', 'not-equals', 'like', 'ilike', 'contains', 'not-contains'] as const;
+/** Operators on timestamp fields (values: ISO-8601 date or date-time). */
+export const TIMESTAMP_OPERATORS = ['equals', 'gte', 'lte', 'lt', 'gt'] as const;
+/** Operators on number fields. */
+export const NUMBER_OPERATORS = ['not-equals', 'equals', 'gte', 'lte', 'lt', 'gt'] as const;
+
+type TextOp = (typeof TEXT_OPERATORS)[number];
+type TimestampOp = (typeof TIMESTAMP_OPERATORS)[number];
+type NumberOp = (typeof NUMBER_OPERATORS)[number];
+type FieldKind = 'text' | 'timestamp' | 'number';
+
+/** `request.*` fields and their kinds (the seed's Partial_RequestTableToOperators_). */
+export const REQUEST_FIELDS = {
+  prompt: 'text',
+  created_at: 'timestamp',
+  user_id: 'text',
+  auth_hash: 'text',
+  org_id: 'text',
+  id: 'text',
+  node_id: 'text',
+  model: 'text',
+  modelOverride: 'text',
+  path: 'text',
+  country_code: 'text',
+  prompt_id: 'text',
+} as const satisfies Record<string, FieldKind>;
+
+/** `prompts_versions.*` fields and their kinds (the seed's Partial_PromptVersionsToOperators_). */
+export const PROMPT_VERSION_FIELDS = {
+  minor_version: 'number',
+  major_version: 'number',
+  id: 'text',
+  prompt_v2: 'text',
+} as const satisfies Record<string, FieldKind>;
+
+/** Operators of a text field: each present operator is a condition; they AND together. */
+export type TextOperators = Partial<Record<TextOp, string>>;
+/** Operators of a timestamp field (ISO-8601 strings). */
+export type TimestampOperators = Partial<Record<TimestampOp, string>>;
+/** Operators of a number field. */
+export type NumberOperators = Partial<Record<NumberOp, number>>;
+
+/** A leaf: conditions on the request and on the prompt version it was made with. */
+export interface FilterLeaf {
+  request?: { [K in keyof typeof REQUEST_FIELDS]?: (typeof REQUEST_FIELDS)[K] extends 'timestamp' ? TimestampOperators : TextOperators };
+  prompts_versions?: { [K in keyof typeof PROMPT_VERSION_FIELDS]?: (typeof PROMPT_VERSION_FIELDS)[K] extends 'number' ? NumberOperators : TextOperators };
+}
+/** A branch: both sides (`and`) or either side (`or`). */
+export interface FilterBranch {
+  left: FilterNode;
+  operator: 'and' | 'or';
+  right: FilterNode;
+}
+/** A filter tree node. */
+export type FilterNode = 'all' | FilterLeaf | FilterBranch;
+
+/** A validation problem: where (path below the filter) and what. */
+export interface FilterProblem {
+  path: Array<string | number>;
+  message: string;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const own = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+
+const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?)?$/;
+
+/**
+ * Parses an ISO-8601 date (`2024-05-01`) or date-time (`2024-05-01T10:00:00.123+02:00`; no offset
+ * means UTC) into the canonical text PostgreSQL reads as `timestamptz`.
+ * @returns the canonical text, or null when the text is not a valid ISO-8601 date or date-time.
+ */
+export function parseIsoTimestamp(text: string): string | null {
+  const m = TIMESTAMP_RE.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, h = '00', mi = '00', s = '00', frac, off] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  if (year < 1 || month < 1 || month > 12 || day < 1) return null;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+  if (day > days || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
+  let offset = '+00:00';
+  if (off && off !== 'Z' && off !== 'z') {
+    const om = /^([+-])(\d{2}):?(\d{2})?$/.exec(off);
+    if (!om || Number(om[2]) > 23 || Number(om[3] ?? '0') > 59) return null;
+    offset = `${om[1]}${om[2]}:${om[3] ?? '00'}`;
+  }
+  const fraction = frac ? `.${frac.slice(0, 6)}` : '';
+  return `${y}-${mo}-${d}T${h}:${mi}:${s}${fraction}${offset}`;
+}
+
+/** True when a LIKE pattern ends with an unpaired escape character (PostgreSQL rejects those). */
+function endsWithEscape(pattern: string): boolean {
+  let n = 0;
+  for (let i = pattern.length - 1; i >= 0 && pattern[i] === '\\'; i--) n++;
+  return n % 2 === 1;
+}
+
+function checkOperators(value: unknown, kind: FieldKind, path: Array<string | number>, budget: { conditions: number }): FilterProblem | null {
+  if (!isPlainObject(value)) return { path, message: `expected an object of ${kind} operators, got ${describe(value)}` };
+  const allowed: readonly string[] = kind === 'text' ? TEXT_OPERATORS : kind === 'timestamp' ? TIMESTAMP_OPERATORS : NUMBER_OPERATORS;
+  for (const [op, v] of Object.entries(value)) {
+    const p = [...path, op];
+    if (!allowed.includes(op)) return { path: p, message: `unknown ${kind} operator; expected one of ${allowed.join(', ')}` };
+    if (++budget.conditions > MAX_FILTER_CONDITIONS) return { path: p, message: `a filter may hold at most ${MAX_FILTER_CONDITIONS} conditions` };
+    if (kind === 'number') {
+      if (typeof v !== 'number' || !Number.isFinite(v)) return { path: p, message: `expected a number, got ${describe(v)}` };
+    } else if (typeof v !== 'string') {
+      return { path: p, message: `expected a string, got ${describe(v)}` };
+    } else if (v.includes('\u0000')) {
+      return { path: p, message: 'must not contain the character U+0000' };
+    } else if (kind === 'timestamp') {
+      if (parseIsoTimestamp(v) === null) return { path: p, message: `expected an ISO-8601 date or date-time, got ${JSON.stringify(v)}` };
+    } else if ((op === 'like' || op === 'ilike') && endsWithEscape(v)) {
+      return { path: p, message: 'a LIKE pattern must not end with an unpaired escape character (\\)' };
+    }
+  }
+  return null;
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return `a ${typeof v}`;
+}
+
+function checkLeaf(node: Record<string, unknown>, path: Array<string | number>, budget: { conditions: number }): FilterProblem | null {
+  const tables = { request: REQUEST_FIELDS, prompts_versions: PROMPT_VERSION_FIELDS } as const;
+  for (const [table, fields] of Object.entries(node)) {
+    if (!own(tables, table)) {
+      return { path: [...path, table], message: 'unknown key; a filter node is "all", a leaf {request?, prompts_versions?} or a branch {left, operator, right}' };
+    }
+    if (fields === undefined) continue;
+    if (!isPlainObject(fields)) return { path: [...path, table], message: `expected an object of fields, got ${describe(fields)}` };
+    const known = tables[table as keyof typeof tables] as Record<string, FieldKind>;
+    for (const [field, ops] of Object.entries(fields)) {
+      if (!own(known, field)) return { path: [...path, table, field], message: `unknown field; expected one of ${Object.keys(known).join(', ')}` };
+      if (ops === undefined) continue;
+      const problem = checkOperators(ops, known[field]!, [...path, table, field], budget);
+      if (problem) return problem;
+    }
+  }
+  return null;
+}
+
+/**
+ * Validates a filter tree.
+ * @returns null when valid, else the first problem (path relative to the filter, and message).
+ */
+export function checkFilter(value: unknown): FilterProblem | null {
+  const budget = { conditions: 0, nodes: 0 };
+  const visit = (node: unknown, path: Array<string | number>, depth: number): FilterProblem | null => {
+    if (++budget.nodes > MAX_FILTER_NODES) return { path, message: `a filter may hold at most ${MAX_FILTER_NODES} nodes` };
+    if (node === 'all') return null;
+    if (!isPlainObject(node)) {
+      return { path, message: `expected "all", a leaf {request?, prompts_versions?} or a branch {left, operator, right}, got ${typeof node === 'string' ? JSON.stringify(node) : describe(node)}` };
+    }
+    if (own(node, 'operator') || own(node, 'left') || own(node, 'right')) {
+      if (depth >= MAX_FILTER_DEPTH) return { path, message: `filter nested deeper than ${MAX_FILTER_DEPTH} branches` };
+      for (const k of Object.keys(node)) {
+        if (k !== 'left' && k !== 'right' && k !== 'operator') return { path: [...path, k], message: 'unknown key in a branch {left, operator, right}' };
+      }
+      if (node.operator !== 'and' && node.operator !== 'or') {
+        return { path: [...path, 'operator'], message: `expected "and" or "or", got ${typeof node.operator === 'string' ? JSON.stringify(node.operator) : describe(node.operator)}` };
+      }
+      for (const side of ['left', 'right'] as const) {
+        if (node[side] === undefined) return { path: [...path, side], message: 'required' };
+        const problem = visit(node[side], [...path, side], depth + 1);
+        if (problem) return problem;
+      }
+      return null;
+    }
+    return checkLeaf(node, path, budget);
+  };
+  return visit(value, [], 0);
+}
+
+/**
+ * Superstruct struct of a filter tree: the failure names the full path of the mistake
+ * (e.g. `filter.left.request.created_at.gte`) and what is wrong with it.
+ */
+export const FilterStruct: Struct<FilterNode, null> = define<FilterNode>('filter', (value, context) => {
+  if (value === undefined) return { message: 'required, expected a filter ("all", a leaf or a branch)' };
+  const problem = checkFilter(value);
+  if (!problem) return true;
+  return { path: [...context.path, ...problem.path], message: problem.message };
+});
+
+/** Escapes LIKE metacharacters (`\`, `%`, `_`) so the text matches literally. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, '\\$&');
+}
+
+const and = (sql: Sql, parts: Fragment[]): Fragment =>
+  parts.length === 0 ? sql`true` : parts.reduce((a, b) => sql`${a} and ${b}`);
+
+/**
+ * A text condition. `col` builds the column expression (fresh per use); `nullable` says a NULL
+ * value should satisfy the negative operators (request fields) rather than fail them.
+ */
+function textCondition(sql: Sql, col: () => Fragment, op: TextOp, value: string, nullable: boolean): Fragment {
+  switch (op) {
+    case 'equals':
+      return sql`${col()} = ${value}::text`;
+    case 'not-equals':
+      return nullable ? sql`${col()} is distinct from ${value}::text` : sql`${col()} <> ${value}::text`;
+    case 'like':
+      return sql`${col()} like ${value}::text`;
+    case 'ilike':
+      return sql`${col()} ilike ${value}::text`;
+    case 'contains':
+      return sql`${col()} ilike ${`%${escapeLike(value)}%`}::text`;
+    case 'not-contains':
+      return nullable
+        ? sql`(${col()} is null or ${col()} not ilike ${`%${escapeLike(value)}%`}::text)`
+        : sql`${col()} not ilike ${`%${escapeLike(value)}%`}::text`;
+  }
+}
+
+/**
+ * A condition on a uuid column: `equals` / `not-equals` compare as uuid (index-friendly; a value
+ * that is not a UUID equals nothing), the pattern operators compare the canonical text form.
+ */
+function uuidCondition(sql: Sql, col: () => Fragment, op: TextOp, value: string, nullable: boolean): Fragment {
+  if (op === 'equals') return isUuid(value) ? sql`${col()} = ${value.toLowerCase()}::uuid` : sql`false`;
+  if (op === 'not-equals') {
+    if (!isUuid(value)) return nullable ? sql`true` : sql`${col()} is not null`;
+    return nullable ? sql`${col()} is distinct from ${value.toLowerCase()}::uuid` : sql`${col()} <> ${value.toLowerCase()}::uuid`;
+  }
+  return textCondition(sql, () => sql`${col()}::text`, op, value, nullable);
+}
+
+function timestampCondition(sql: Sql, col: () => Fragment, op: TimestampOp, value: string): Fragment {
+  const ts = parseIsoTimestamp(value);
+  if (ts === null) throw new HttpError(400, `invalid filter timestamp ${JSON.stringify(value)}`);
+  switch (op) {
+    case 'equals':
+      return sql`${col()} = ${ts}::timestamptz`;
+    case 'gte':
+      return sql`${col()} >= ${ts}::timestamptz`;
+    case 'lte':
+      return sql`${col()} <= ${ts}::timestamptz`;
+    case 'lt':
+      return sql`${col()} < ${ts}::timestamptz`;
+    case 'gt':
+      return sql`${col()} > ${ts}::timestamptz`;
+  }
+}
+
+function numberCondition(sql: Sql, col: () => Fragment, op: NumberOp, value: number): Fragment {
+  const v = String(value);
+  switch (op) {
+    case 'equals':
+      return sql`${col()} = ${v}::float8`;
+    case 'not-equals':
+      return sql`${col()} <> ${v}::float8`;
+    case 'gte':
+      return sql`${col()} >= ${v}::float8`;
+    case 'lte':
+      return sql`${col()} <= ${v}::float8`;
+    case 'lt':
+      return sql`${col()} < ${v}::float8`;
+    case 'gt':
+      return sql`${col()} > ${v}::float8`;
+  }
+}
+
+type Column = { kind: 'text' | 'uuid' | 'timestamp' | 'number'; expr: (sql: Sql) => Fragment };
+
+/** `request.*` field → column of `request_log r` (fixed expressions; never built from input). */
+const REQUEST_COLUMNS: Record<keyof typeof REQUEST_FIELDS, Column> = {
+  prompt: { kind: 'text', expr: (sql) => sql`r.prompt_text` },
+  created_at: { kind: 'timestamp', expr: (sql) => sql`r.created_at` },
+  user_id: { kind: 'text', expr: (sql) => sql`r.user_id` },
+  auth_hash: { kind: 'text', expr: (sql) => sql`(select k.key_hash from api_key k where k.id = r.api_key_id)` },
+  org_id: { kind: 'uuid', expr: (sql) => sql`r.organization_id` },
+  id: { kind: 'uuid', expr: (sql) => sql`r.id` },
+  node_id: { kind: 'text', expr: (sql) => sql`null::text` },
+  model: { kind: 'text', expr: (sql) => sql`r.request_model` },
+  modelOverride: { kind: 'text', expr: (sql) => sql`r.model_override` },
+  path: { kind: 'text', expr: (sql) => sql`r.path` },
+  country_code: { kind: 'text', expr: (sql) => sql`null::text` },
+  prompt_id: { kind: 'uuid', expr: (sql) => sql`r.prompt_id` },
+};
+
+/** `prompts_versions.*` field → column of `prompt_version pv`. */
+const PROMPT_VERSION_COLUMNS: Record<keyof typeof PROMPT_VERSION_FIELDS, Column> = {
+  minor_version: { kind: 'number', expr: (sql) => sql`pv.minor_version` },
+  major_version: { kind: 'number', expr: (sql) => sql`pv.major_version` },
+  id: { kind: 'uuid', expr: (sql) => sql`pv.id` },
+  prompt_v2: { kind: 'uuid', expr: (sql) => sql`pv.prompt_id` },
+};
+
+function fieldConditions(sql: Sql, columns: Record<string, Column>, fields: Record<string, Record<string, unknown> | undefined>, nullable: boolean): Fragment[] {
+  const out: Fragment[] = [];
+  for (const [field, ops] of Object.entries(fields)) {
+    const column = columns[field];
+    if (!column) throw new HttpError(400, `unknown filter field ${JSON.stringify(field)}`);
+    if (!ops) continue;
+    const col = () => column.expr(sql);
+    for (const [op, value] of Object.entries(ops)) {
+      if (value === undefined) continue;
+      if (column.kind === 'number') out.push(numberCondition(sql, col, op as NumberOp, value as number));
+      else if (column.kind === 'timestamp') out.push(timestampCondition(sql, col, op as TimestampOp, value as string));
+      else if (column.kind === 'uuid') out.push(uuidCondition(sql, col, op as TextOp, value as string, nullable));
+      else out.push(textCondition(sql, col, op as TextOp, value as string, nullable));
+    }
+  }
+  return out;
+}
+
+function compileNode(sql: Sql, node: FilterNode, depth: number): Fragment {
+  if (depth > MAX_FILTER_DEPTH) throw new HttpError(400, `filter nested deeper than ${MAX_FILTER_DEPTH} branches`);
+  if (node === 'all') return sql`true`;
+  if ('operator' in node) {
+    const left = compileNode(sql, node.left, depth + 1);
+    const right = compileNode(sql, node.right, depth + 1);
+    return node.operator === 'and' ? sql`(${left} and ${right})` : sql`(${left} or ${right})`;
+  }
+  const parts = fieldConditions(sql, REQUEST_COLUMNS, (node.request ?? {}) as Record<string, Record<string, unknown>>, true);
+  const pvParts = fieldConditions(sql, PROMPT_VERSION_COLUMNS, (node.prompts_versions ?? {}) as Record<string, Record<string, unknown>>, false);
+  if (pvParts.length > 0) {
+    parts.push(sql`exists (
+      select 1 from prompt_version pv
+      where pv.id = r.prompt_version_id and pv.organization_id = r.organization_id and ${and(sql, pvParts)})`);
+  }
+  return parts.length === 0 ? sql`true` : sql`(${and(sql, parts)})`;
+}
+
+/**
+ * Compiles a filter tree to a SQL condition on `request_log r`, the organization condition ANDed on
+ * top: `r.organization_id = $org and (<filter>)`. Use as `sql\`select ... from request_log r where ${frag}\``.
+ * @param node a filter that passed {@link checkFilter} / {@link FilterStruct}.
+ * @throws {HttpError} 400 for a node that did not pass validation (defensive; routes validate first).
+ */
+export function compileFilter(sql: Sql, organizationId: string, node: FilterNode): Fragment {
+  const problem = checkFilter(node);
+  if (problem) throw new HttpError(400, `invalid filter: ${['filter', ...problem.path].join('.')}: ${problem.message}`);
+  return sql`r.organization_id = ${organizationId} and ${compileNode(sql, node, 0)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation primitives shared by the /v1 routes.
+
+/** A string without U+0000 (PostgreSQL text cannot hold it). */
+export const Text = refine(string(), 'text', (v) => (v.includes('\u0000') ? 'must not contain the character U+0000' : true));
+
+/** A non-empty string of at most `max` characters without U+0000. */
+export const sizedText = (max: number) => size(Text, 1, max);
+
+/** Path of the first string (member name or value) holding U+0000 in a JSON value, or null. */
+export function findNul(value: unknown, path: Array<string | number> = []): Array<string | number> | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const p = findNul(value[i], [...path, i]);
+      if (p) return p;
+    }
+  } else if (isPlainObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) return [...path, k];
+      const p = findNul(v, [...path, k]);
+      if (p) return p;
+    }
+  }
+  return null;
+}
+
+/**
+ * {@link readBody} (size limit 413, malformed JSON 400, superstruct validation 400 naming the field),
+ * plus a 400 when any string in the body holds U+0000, which neither text nor jsonb columns accept.
+ */
+export async function readSafeBody<T>(ctx: Context, schema: Struct<T, any>, limitBytes: number): Promise<T> {
+  const body = await readBody(ctx, schema, limitBytes);
+  const nul = findNul(body);
+  if (nul) throw new HttpError(400, `invalid body: ${nul.join('.') || '(root)'}: must not contain the character U+0000`);
+  return body;
+}

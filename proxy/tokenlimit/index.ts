@@ -1,0 +1,144 @@
+/**
+ * Token-limit exception handlers: what to do with a chat request whose estimated input exceeds the
+ * model's allowance (context window − reserved output, see limits.ts), chosen per request by the
+ * `Svc-Token-Limit-Exception-Handler` header:
+ *  - `truncate`   — normalize whitespace, then shorten the longest texts proportionally (truncate.ts);
+ *  - `middle-out` — remove middle messages, then the middle of the longest texts (middle-out.ts);
+ *  - `fallback`   — `model` is "primary,fallback": send the fallback when over the primary's limit (fallback.ts).
+ * Estimation (estimate.ts) follows OpenAI's cookbook "How to count tokens with tiktoken"
+ * (https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb)
+ * and takes bounded time (≤ 50 ms per 1 MB body, bench/estimate.ts).
+ *
+ * The rewrite happens before the provider call. Bodies within the limit come back as the same
+ * object with `changed: false`, so the caller can forward the original bytes untouched.
+ */
+import type { ChatCompletionRequest } from '../../shared/chat.ts';
+import { badRequest } from '../errors.ts';
+import { analyzeWithSpec } from './estimate.ts';
+import { fallback, type ModelResolver } from './fallback.ts';
+import { check, type TokenLimitOptions } from './limits.ts';
+import { middleOut } from './middle-out.ts';
+import { truncate } from './truncate.ts';
+
+export { estimateChatTokens, warmUpEstimator, countTokens, tokenizerBackendName, COUNTING_SOURCE } from './estimate.ts';
+export type { TokenLimitOptions, ModelLimits } from './limits.ts';
+export type { ModelResolver } from './fallback.ts';
+
+/** The handlers `Svc-Token-Limit-Exception-Handler` may name. */
+export type TokenLimitHandler = 'truncate' | 'middle-out' | 'fallback';
+
+/** Name of the request header selecting the handler. */
+export const TOKEN_LIMIT_HEADER = 'Svc-Token-Limit-Exception-Handler';
+
+const HANDLERS: readonly TokenLimitHandler[] = ['truncate', 'middle-out', 'fallback'];
+
+/**
+ * Parses the `Svc-Token-Limit-Exception-Handler` header value (case-insensitive, trimmed).
+ * @returns the handler, or null when the header is absent or empty.
+ * @throws GatewayError 400 (`param` = the header name, code `invalid_token_limit_handler`) for any other value.
+ */
+export function parseTokenLimitHandler(headerValue: string | undefined): TokenLimitHandler | null {
+  if (headerValue === undefined) return null;
+  const v = headerValue.trim().toLowerCase();
+  if (v === '') return null;
+  if ((HANDLERS as readonly string[]).includes(v)) return v as TokenLimitHandler;
+  throw badRequest(
+    `invalid ${TOKEN_LIMIT_HEADER} header ${JSON.stringify(headerValue)}: expected one of ${HANDLERS.join(', ')}`,
+    TOKEN_LIMIT_HEADER,
+    'invalid_token_limit_handler',
+  );
+}
+
+/** What a handler did. Token figures are estimated input tokens; `allowedInput` likewise in tokens. */
+export interface TokenLimitResult {
+  handler: TokenLimitHandler;
+  /** False: `body` is the very object passed in (forward the original bytes). */
+  changed: boolean;
+  /** The body to send (a copy when changed; the input is never mutated). */
+  body: ChatCompletionRequest;
+  /** Provider of the model to send. */
+  provider: string;
+  /** Model to send, bare (as `resolve` returned it). */
+  model: string;
+  /** Estimate before; null when not counted (unknown model, or the UTF-8 byte bound already fits). */
+  tokensBefore: number | null;
+  /** Estimate of the body sent (for `fallback`: by the chosen model's tokenizer); null when not counted. */
+  tokensAfter: number | null;
+  /** Input allowance of the model sent (context window − reserved output); null when the model is unknown. */
+  allowedInput: number | null;
+  /**
+   * Why nothing was rewritten: the model is not in the model table (no limits known), or the body
+   * is within the limit. Absent when the strategy ran. A strategy that ran but could not get under
+   * the limit (e.g. images or tool definitions alone exceed it) returns its smallest body with
+   * `tokensAfter > allowedInput`.
+   */
+  skipped?: 'unknown-model' | 'within-limit';
+}
+
+/**
+ * Applies `handler` to a chat-completions `body` before the provider call.
+ *
+ * The model is `opts.modelOverride` (the `Svc-Model-Override` header) when given, else `body.model`;
+ * `target.resolve` turns a model string (`openai/gpt-4o` on /ai, a bare name on a router) into
+ * `{provider, model}` for the limit lookup. `fallback` reads the string as a comma-separated list.
+ *
+ * Cost: one bounded estimate (≤ 50 ms per MB; none when the byte bound fits), plus a few more
+ * while a strategy rewrites an over-limit body (each re-estimate reuses cached chunk counts).
+ *
+ * @throws GatewayError 400 when there is no model string; errors thrown by `target.resolve` propagate.
+ */
+export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletionRequest, target: ModelResolver, opts: TokenLimitOptions = {}): TokenLimitResult {
+  const modelString = opts.modelOverride ?? body.model;
+  if (typeof modelString !== 'string' || modelString.trim() === '') {
+    throw badRequest('missing required member "model" (needed by the token-limit handler)', 'model', 'missing_model');
+  }
+
+  if (handler === 'fallback') {
+    const choice = fallback(body, modelString, target, opts);
+    const { primary, chosen } = choice;
+    const switched = chosen !== primary;
+    let after = chosen.analysis;
+    if (switched && chosen.info && !after) after = analyzeWithSpec(choice.body, chosen.spec);
+    const result: TokenLimitResult = {
+      handler,
+      changed: choice.changed,
+      body: choice.body,
+      provider: chosen.provider,
+      model: chosen.model,
+      tokensBefore: primary.analysis?.tokens ?? null,
+      tokensAfter: switched ? (after?.tokens ?? null) : (primary.analysis?.tokens ?? null),
+      allowedInput: chosen.allowed,
+    };
+    if (!primary.info) result.skipped = 'unknown-model';
+    else if (primary.fits) result.skipped = 'within-limit';
+    return result;
+  }
+
+  const { provider, model } = target.resolve(modelString.trim());
+  const c = check(body, provider, model, opts);
+  const unchanged = (skipped: 'unknown-model' | 'within-limit'): TokenLimitResult => ({
+    handler,
+    changed: false,
+    body,
+    provider,
+    model,
+    tokensBefore: c.analysis?.tokens ?? null,
+    tokensAfter: c.analysis?.tokens ?? null,
+    allowedInput: c.allowed,
+    skipped,
+  });
+  if (!c.info || c.allowed === null) return unchanged('unknown-model');
+  if (c.fits || !c.analysis) return unchanged('within-limit');
+
+  const rewrite = handler === 'truncate' ? truncate(body, c.spec, c.allowed, c.analysis) : middleOut(body, c.spec, c.allowed, c.analysis);
+  return {
+    handler,
+    changed: rewrite.body !== body,
+    body: rewrite.body,
+    provider,
+    model,
+    tokensBefore: c.analysis.tokens,
+    tokensAfter: rewrite.analysis.tokens,
+    allowedInput: c.allowed,
+  };
+}

@@ -1,0 +1,545 @@
+/**
+ * Tests of the token estimator and the token-limit exception handlers (proxy/tokenlimit/).
+ * Run: node --import tsx --test test/tokenlimit.test.ts
+ *
+ * Counting vectors are the examples of OpenAI's cookbook "How to count tokens with tiktoken"
+ * (https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb),
+ * whose outputs show the `prompt_tokens` the OpenAI API reported for them.
+ * Pathological inputs are run here for results and bounds only; their speed is measured by
+ * bench/estimate.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ChatCompletionRequest, ChatMessage } from '../shared/chat.ts';
+import { GatewayError } from '../proxy/errors.ts';
+import {
+  analyzeChat,
+  countTextTokens,
+  countTokens,
+  estimateChatTokens,
+  estimateSpec,
+  setTokenizerBackend,
+  tokenizerBackendName,
+  warmUpEstimator,
+} from '../proxy/tokenlimit/estimate.ts';
+import { applyTokenLimit, parseTokenLimitHandler, type ModelLimits, type TokenLimitHandler } from '../proxy/tokenlimit/index.ts';
+import { removableGroups } from '../proxy/tokenlimit/middle-out.ts';
+import { normalizeText } from '../proxy/tokenlimit/slots.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------------------------
+
+/** The cookbook's example conversation (section 6). API: 129 prompt tokens on gpt-3.5-turbo/gpt-4, 124 on gpt-4o/gpt-4o-mini. */
+const COOKBOOK_MESSAGES: ChatMessage[] = [
+  { role: 'system', content: 'You are a helpful, pattern-following assistant that translates corporate jargon into plain English.' },
+  { role: 'system', name: 'example_user', content: 'New synergies will help drive top-line growth.' },
+  { role: 'system', name: 'example_assistant', content: 'Things working well together will increase revenue.' },
+  { role: 'system', name: 'example_user', content: "Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage." },
+  { role: 'system', name: 'example_assistant', content: "Let's talk later when we're less busy about how to do better." },
+  { role: 'user', content: "This late pivot means we don't have time to boil the ocean for the client deliverable." },
+];
+
+/** The cookbook's tool example (section 7). API: 105 prompt tokens on gpt-3.5-turbo/gpt-4, 101 on gpt-4o/gpt-4o-mini. */
+const COOKBOOK_TOOLS_BODY: ChatCompletionRequest = {
+  model: 'x',
+  tools: [
+    {
+      type: 'function',
+      function: {
+        name: 'get_current_weather',
+        description: 'Get the current weather in a given location',
+        parameters: {
+          type: 'object',
+          properties: {
+            location: { type: 'string', description: 'The city and state, e.g. San Francisco, CA' },
+            unit: { type: 'string', description: 'The unit of temperature to return', enum: ['celsius', 'fahrenheit'] },
+          },
+          required: ['location'],
+        },
+      },
+    },
+  ],
+  messages: [
+    { role: 'system', content: 'You are a helpful assistant that can answer to questions about the weather.' },
+    { role: 'user', content: "What's the weather like in San Francisco?" },
+  ],
+};
+
+const WORDS = (
+  'the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were her ' +
+  'gateway provider request token limit model context window message system user assistant tool function estimate count ' +
+  'encoding budget chunk sample latency throughput server client header response stream error retry fallback truncate ' +
+  'middle conversation history summary analysis report quarterly revenue growth market customer product engineering team ' +
+  'although however therefore meanwhile nevertheless approximately significantly particularly internationalization'
+).split(' ');
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** Deterministic prose of about `chars` characters (words, punctuation, numbers, newlines). */
+function prose(chars: number, seed = 1): string {
+  const r = rng(seed);
+  const out: string[] = [];
+  let n = 0;
+  while (n < chars) {
+    let w = WORDS[Math.floor(r() * WORDS.length)]!;
+    const x = r();
+    if (x < 0.06) w += ',';
+    else if (x < 0.1) w += '.';
+    else if (x < 0.12) w = String(Math.floor(r() * 10000));
+    else if (x < 0.13) w += '\n\n';
+    out.push(w);
+    n += w.length + 1;
+  }
+  return out.join(' ').slice(0, chars);
+}
+
+const resolver = {
+  resolve(s: string): { provider: string; model: string } {
+    const slash = s.indexOf('/');
+    return slash > 0 ? { provider: s.slice(0, slash), model: s.slice(slash + 1) } : { provider: 'openai', model: s };
+  },
+};
+
+/** Small, known limits for tests (tokens). */
+const LIMITS: Record<string, ModelLimits> = {
+  'openai/gpt-4o': { contextWindow: 2000, maxOutputTokens: 500, defaultOutputTokens: 500 }, // allowed 1500
+  'openai/gpt-4o-mini': { contextWindow: 1200, maxOutputTokens: 200, defaultOutputTokens: 200 }, // allowed 1000
+  'anthropic/claude-sonnet-4-5': { contextWindow: 20000, maxOutputTokens: 1000, defaultOutputTokens: 1000 }, // allowed 19000
+  'openai/gpt-4': { contextWindow: 1000, maxOutputTokens: 200, defaultOutputTokens: 200 }, // allowed 800
+};
+const opts = {
+  modelInfo: (provider: string, model: string): ModelLimits | null => LIMITS[`${provider}/${model}`] ?? null,
+  factor: (provider: string): number => (provider === 'anthropic' ? 1.2 : 1),
+};
+
+function body(messages: ChatMessage[], model = 'openai/gpt-4o', extra: Partial<ChatCompletionRequest> = {}): ChatCompletionRequest {
+  return { model, messages, ...extra };
+}
+
+function textOf(m: ChatMessage | undefined): string {
+  if (!m) return '';
+  if (typeof m.content === 'string') return m.content;
+  if (Array.isArray(m.content)) return m.content.map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
+  return '';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counting
+// ---------------------------------------------------------------------------------------------
+
+describe('estimateChatTokens: the cookbook examples (API prompt_tokens)', () => {
+  for (const backend of ['gpt-tokenizer', 'js-tiktoken'] as const) {
+    it(`${backend}: 129 tokens on gpt-3.5-turbo / gpt-4 (cl100k_base), 124 on gpt-4o / gpt-4o-mini (o200k_base)`, () => {
+      setTokenizerBackend(backend);
+      assert.equal(tokenizerBackendName(), backend);
+      const b = body(COOKBOOK_MESSAGES, 'x');
+      for (const m of ['gpt-3.5-turbo', 'gpt-4-0613', 'gpt-4']) assert.equal(estimateChatTokens(b, 'openai', m), 129, m);
+      for (const m of ['gpt-4o', 'gpt-4o-mini', 'gpt-4o-2024-08-06']) assert.equal(estimateChatTokens(b, 'openai', m), 124, m);
+    });
+    it(`${backend}: with the weather tool, 105 tokens on gpt-3.5-turbo / gpt-4, 101 on gpt-4o / gpt-4o-mini`, () => {
+      setTokenizerBackend(backend);
+      for (const m of ['gpt-3.5-turbo', 'gpt-4']) assert.equal(estimateChatTokens(COOKBOOK_TOOLS_BODY, 'openai', m), 105, m);
+      for (const m of ['gpt-4o', 'gpt-4o-mini']) assert.equal(estimateChatTokens(COOKBOOK_TOOLS_BODY, 'openai', m), 101, m);
+    });
+  }
+  it('defaults to gpt-tokenizer (same counts, faster) and warms up idempotently', () => {
+    setTokenizerBackend('gpt-tokenizer');
+    warmUpEstimator();
+    warmUpEstimator();
+    assert.equal(tokenizerBackendName(), 'gpt-tokenizer');
+  });
+});
+
+describe('estimateSpec: encodings and factors', () => {
+  it('o200k_base for gpt-4o, gpt-4.1, o-series, gpt-5; cl100k_base for gpt-4 and gpt-3.5', () => {
+    for (const m of ['gpt-4o', 'gpt-4o-mini', 'chatgpt-4o-latest', 'gpt-4.1', 'gpt-4.1-nano', 'o1', 'o1-mini', 'o3', 'o3-mini', 'o4-mini', 'gpt-5', 'gpt-5-mini', 'gpt-oss-120b']) {
+      assert.deepEqual(estimateSpec('openai', m), { encoding: 'o200k_base', factor: 1, openaiFamily: true }, m);
+    }
+    for (const m of ['gpt-4', 'gpt-4-turbo', 'gpt-4-0613', 'gpt-3.5-turbo', 'gpt-35-turbo']) {
+      assert.deepEqual(estimateSpec('openai', m), { encoding: 'cl100k_base', factor: 1, openaiFamily: true }, m);
+    }
+    assert.equal(estimateSpec('openrouter', 'openai/gpt-4o').openaiFamily, true);
+    assert.equal(estimateSpec('groq', 'openai/gpt-oss-120b').factor, 1);
+  });
+  it('other models: o200k_base times the provider factor', () => {
+    const spec = estimateSpec('anthropic', 'claude-sonnet-4-5', { factor: () => 1.2 });
+    assert.deepEqual(spec, { encoding: 'o200k_base', factor: 1.2, openaiFamily: false });
+    const b = body(COOKBOOK_MESSAGES);
+    assert.equal(estimateChatTokens(b, 'anthropic', 'claude-sonnet-4-5', { factor: () => 1.2 }), Math.ceil(124 * 1.2));
+    assert.equal(estimateChatTokens(b, 'someprovider', 'some-model', { factor: () => 1 }), 124);
+    // the shared table's factor by default
+    assert.ok(estimateChatTokens(b, 'anthropic', 'claude-sonnet-4-5') >= 124);
+  });
+});
+
+describe('counting in chunks', () => {
+  it('chunking at spaces gives the unchunked count on normal text', async () => {
+    const { countTokens: whole } = await import('gpt-tokenizer/encoding/o200k_base');
+    const text = prose(30_000, 7);
+    assert.equal(countTextTokens(text, 'o200k_base'), whole(text));
+    const code = 'function f(a, b) {\n  return a   +   b; // sum\n}\n\n\tconst x = [1, 2, 3].map((v) => v * 2);\n'.repeat(200);
+    assert.equal(countTextTokens(code, 'o200k_base'), whole(code));
+  });
+  it('special-token text is ordinary text', () => {
+    assert.ok(countTokens('<|endoftext|> <|im_start|>') > 2);
+  });
+  it('a sampled estimate of a large body stays within 5% of the exact count, above it by the margin', () => {
+    const text = prose(400_000, 3);
+    const exact = countTextTokens(text, 'o200k_base');
+    const a = analyzeChat(body([{ role: 'user', content: text }]), 'openai', 'gpt-4o');
+    assert.equal(a.exact, false);
+    const err = a.tokens / (exact + 3 + 1 + 3) - 1;
+    assert.ok(Math.abs(err) < 0.05, `error ${(err * 100).toFixed(2)}%`);
+    assert.equal(analyzeChat(body([{ role: 'user', content: text }]), 'openai', 'gpt-4o').tokens, a.tokens, 'deterministic');
+    assert.ok(a.tokens <= a.bound);
+  });
+});
+
+describe('pathological bodies estimate without hanging (results and bounds only)', () => {
+  const MB = 1_000_000;
+  const r = rng(11);
+  let unicode = '';
+  while (unicode.length < MB / 3) {
+    const cp = 0x20 + Math.floor(r() * 0xfff0);
+    if (cp < 0xd800 || cp > 0xdfff) unicode += String.fromCodePoint(cp);
+  }
+  const cases: Record<string, string> = {
+    '1 MB without spaces': 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(MB / 36),
+    '1 MB of spaces': ' '.repeat(MB),
+    '1 MB of one repeated character': 'a'.repeat(MB),
+    '1 MB of random letters': Array.from({ length: MB }, () => String.fromCharCode(97 + Math.floor(r() * 26))).join(''),
+    '1 MB of random unicode': unicode,
+  };
+  for (const [name, text] of Object.entries(cases)) {
+    it(name, () => {
+      const a = analyzeChat(body([{ role: 'user', content: text }]), 'openai', 'gpt-4o');
+      assert.ok(Number.isFinite(a.tokens) && a.tokens > 0);
+      assert.ok(a.tokens <= a.bound, `${a.tokens} <= ${a.bound}`);
+      assert.ok(a.bound <= Buffer.byteLength(text) + 10);
+    });
+  }
+  it('10,000 content parts, arrays nested 10,000 deep, and image parts', () => {
+    const parts = Array.from({ length: 10_000 }, (_, i) => ({ type: 'text', text: `part ${i} ` }));
+    const flat = analyzeChat(body([{ role: 'user', content: parts }]), 'openai', 'gpt-4o');
+    assert.ok(flat.tokens >= 20_000 && flat.tokens <= flat.bound);
+
+    let nested: unknown = [{ type: 'text', text: 'deep' }];
+    for (let i = 0; i < 10_000; i++) nested = [nested, { type: 'text', text: 'x' }];
+    const deep = analyzeChat(body([{ role: 'user', content: nested as ChatMessage['content'] }]), 'openai', 'gpt-4o');
+    assert.ok(deep.tokens >= 10_000 && deep.tokens <= deep.bound);
+
+    const image = { type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(MB)}` } };
+    const low = { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } };
+    const img = analyzeChat(body([{ role: 'user', content: [{ type: 'text', text: 'describe' }, image, low] }]), 'openai', 'gpt-4o');
+    // 3 + role + "describe" + 765 + 85 + 3 — the base64 data is not counted as text
+    assert.ok(img.tokens > 850 && img.tokens < 870, String(img.tokens));
+    assert.ok(img.tokens <= img.bound);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Header and result basics
+// ---------------------------------------------------------------------------------------------
+
+describe('parseTokenLimitHandler', () => {
+  it('accepts the three handlers; absent or empty means none', () => {
+    assert.equal(parseTokenLimitHandler('truncate'), 'truncate');
+    assert.equal(parseTokenLimitHandler(' Middle-Out '), 'middle-out');
+    assert.equal(parseTokenLimitHandler('fallback'), 'fallback');
+    assert.equal(parseTokenLimitHandler(undefined), null);
+    assert.equal(parseTokenLimitHandler(''), null);
+  });
+  it('any other value is a 400 naming the header', () => {
+    for (const v of ['truncated', 'middle_out', 'none', 'truncate,fallback']) {
+      assert.throws(
+        () => parseTokenLimitHandler(v),
+        (e: unknown) => e instanceof GatewayError && e.status === 400 && e.param === 'Svc-Token-Limit-Exception-Handler' && e.message.includes('Svc-Token-Limit-Exception-Handler'),
+      );
+    }
+  });
+});
+
+describe('applyTokenLimit: unknown models and bodies within the limit', () => {
+  it('an unknown model is skipped by truncate and middle-out, body untouched', () => {
+    const b = body([{ role: 'user', content: prose(20_000) }], 'openai/unknown-model');
+    for (const h of ['truncate', 'middle-out'] as const) {
+      const r = applyTokenLimit(h, b, resolver, opts);
+      assert.equal(r.skipped, 'unknown-model');
+      assert.equal(r.changed, false);
+      assert.equal(r.body, b);
+      assert.equal(r.allowedInput, null);
+      assert.equal(r.tokensBefore, null);
+    }
+  });
+  it('bodies within the limit come back unchanged (same object, deepEqual), for every handler', () => {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'Be   brief .' },
+      { role: 'user', content: prose(2000) },
+    ];
+    for (const h of ['truncate', 'middle-out', 'fallback'] as TokenLimitHandler[]) {
+      const b = body(messages);
+      const snapshot = structuredClone(b);
+      const r = applyTokenLimit(h, b, resolver, opts);
+      assert.equal(r.changed, false, h);
+      assert.equal(r.body, b, h);
+      assert.deepEqual(r.body, snapshot, h);
+      assert.equal(r.skipped, 'within-limit', h);
+      assert.equal(r.allowedInput, 1500);
+      assert.ok(r.tokensBefore !== null && r.tokensBefore <= 1500);
+      assert.equal(r.model, 'gpt-4o');
+      assert.equal(r.provider, 'openai');
+    }
+  });
+  it('a body whose UTF-8 bytes fit the allowance is not counted (tokensBefore null)', () => {
+    const b = body([{ role: 'user', content: 'hello there' }]);
+    const r = applyTokenLimit('truncate', b, resolver, opts);
+    assert.equal(r.skipped, 'within-limit');
+    assert.equal(r.tokensBefore, null);
+    assert.equal(r.body, b);
+  });
+  it('the reserved output is max_completion_tokens / max_tokens / max_output_tokens, else the default', () => {
+    const b = body([{ role: 'user', content: 'hi' }]);
+    assert.equal(applyTokenLimit('truncate', b, resolver, opts).allowedInput, 1500);
+    assert.equal(applyTokenLimit('truncate', { ...b, max_tokens: 100 }, resolver, opts).allowedInput, 1900);
+    assert.equal(applyTokenLimit('truncate', { ...b, max_completion_tokens: 1000, max_tokens: 100 }, resolver, opts).allowedInput, 1000);
+    assert.equal(applyTokenLimit('truncate', { ...b, max_output_tokens: 1999 }, resolver, opts).allowedInput, 1);
+  });
+  it('Svc-Model-Override (opts.modelOverride) names the model used, with or without body.model', () => {
+    const b = { messages: [{ role: 'user', content: prose(5000) }] } as unknown as ChatCompletionRequest;
+    const r = applyTokenLimit('truncate', b, resolver, { ...opts, modelOverride: 'openai/gpt-4o-mini' });
+    assert.equal(r.model, 'gpt-4o-mini');
+    assert.equal(r.allowedInput, 1000);
+    assert.throws(() => applyTokenLimit('truncate', b, resolver, opts), (e: unknown) => e instanceof GatewayError && e.status === 400);
+  });
+  it('uses the shared model table by default', () => {
+    const b = body([{ role: 'user', content: prose(40_000) }], 'openai/gpt-4'); // gpt-4: 8192 window, 4096 default output
+    const r = applyTokenLimit('truncate', b, resolver);
+    assert.equal(r.allowedInput, 8192 - 4096);
+    assert.ok(r.changed && r.tokensAfter !== null && r.tokensAfter <= 4096);
+    assert.equal(estimateChatTokens(r.body, 'openai', 'gpt-4'), r.tokensAfter);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// truncate
+// ---------------------------------------------------------------------------------------------
+
+describe('truncate', () => {
+  it('normalizes whitespace and punctuation spacing first; stops there when that fits', () => {
+    assert.equal(normalizeText('  Hello ,   world  !\n\n( see   this ) \t '), 'Hello, world! (see this)');
+    const spaced = prose(4000).split(' ').join(' \n\t  ') + ' .';
+    const b = body([
+      { role: 'system', content: 'You are   terse .' },
+      { role: 'user', content: spaced },
+    ]);
+    const before = estimateChatTokens(b, 'openai', 'gpt-4o');
+    assert.ok(before > 1500, String(before));
+    const r = applyTokenLimit('truncate', b, resolver, opts);
+    assert.equal(r.changed, true);
+    assert.equal(r.skipped, undefined);
+    assert.equal(textOf(r.body.messages[0]), 'You are terse.');
+    assert.ok(!textOf(r.body.messages[1]).includes('[truncated]'), 'no cut needed');
+    assert.equal(textOf(r.body.messages[1]), normalizeText(spaced));
+    assert.ok(r.tokensAfter! <= 1500);
+    assert.equal(r.tokensBefore, before);
+  });
+  it('shortens the longest texts proportionally, system and last user message last; the result fits', () => {
+    const system = `You are a careful assistant. ${prose(400, 2)}`;
+    const lastUser = `Please answer: ${prose(400, 3)}`;
+    const messages: ChatMessage[] = [
+      { role: 'system', content: system },
+      { role: 'user', content: prose(6000, 4) },
+      { role: 'assistant', content: prose(3000, 5) },
+      { role: 'user', content: [{ type: 'text', text: prose(300, 6) }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] },
+      { role: 'user', content: lastUser },
+    ];
+    const b = body(messages);
+    const snapshot = structuredClone(b);
+    const r = applyTokenLimit('truncate', b, resolver, opts);
+    assert.deepEqual(b, snapshot, 'input not mutated');
+    assert.ok(r.changed);
+    assert.ok(r.tokensBefore! > 1500 && r.tokensAfter! <= 1500, `${r.tokensBefore} → ${r.tokensAfter}`);
+    assert.equal(estimateChatTokens(r.body, 'openai', 'gpt-4o'), r.tokensAfter, 're-estimate');
+    const out = r.body.messages;
+    assert.equal(out.length, 5);
+    assert.equal(textOf(out[0]), normalizeText(system), 'system message untouched');
+    assert.equal(textOf(out[4]), normalizeText(lastUser), 'last user message untouched');
+    const long = textOf(out[1]);
+    const mid = textOf(out[2]);
+    assert.ok(long.endsWith('… [truncated]') && mid.endsWith('… [truncated]'));
+    assert.ok(normalizeText(messages[1]!.content as string).startsWith(long.replace(/ … \[truncated\]$/, '')), 'cut keeps the head, at a word boundary');
+    // proportional: the longer text loses more
+    assert.ok(6000 - long.length > 3000 - mid.length);
+    assert.ok(Array.isArray(out[3]!.content) && out[3]!.content.length === 2, 'image part kept');
+  });
+  it('cuts the system and last user message when the others are not enough', () => {
+    const b = body([
+      { role: 'system', content: prose(5000, 8) },
+      { role: 'user', content: 'short' },
+      { role: 'user', content: prose(5000, 9) },
+    ]);
+    const r = applyTokenLimit('truncate', b, resolver, opts);
+    assert.ok(r.tokensAfter! <= 1500);
+    assert.ok(textOf(r.body.messages[0]).endsWith('[truncated]'));
+    assert.ok(textOf(r.body.messages[2]).endsWith('[truncated]'));
+    assert.equal(estimateChatTokens(r.body, 'openai', 'gpt-4o'), r.tokensAfter);
+  });
+  it('works with a provider factor (non-OpenAI model) and a cl100k model', () => {
+    const b = body([{ role: 'user', content: prose(150_000, 10) }], 'anthropic/claude-sonnet-4-5');
+    const r = applyTokenLimit('truncate', b, resolver, opts);
+    assert.ok(r.tokensBefore! > 19000 && r.tokensAfter! <= 19000);
+    assert.equal(estimateChatTokens(r.body, 'anthropic', 'claude-sonnet-4-5', { factor: opts.factor }), r.tokensAfter);
+    const c = applyTokenLimit('truncate', body([{ role: 'user', content: prose(9000, 11) }], 'openai/gpt-4'), resolver, opts);
+    assert.ok(c.tokensAfter! <= 800);
+    assert.equal(estimateChatTokens(c.body, 'openai', 'gpt-4'), c.tokensAfter);
+  });
+  it('a 1 MB body comes out within the limit', () => {
+    const b = body([{ role: 'user', content: prose(1_000_000, 12) }], 'anthropic/claude-sonnet-4-5');
+    const r = applyTokenLimit('truncate', b, resolver, opts);
+    assert.ok(r.tokensAfter! <= 19000);
+    assert.equal(estimateChatTokens(r.body, 'anthropic', 'claude-sonnet-4-5', { factor: opts.factor }), r.tokensAfter);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// middle-out
+// ---------------------------------------------------------------------------------------------
+
+function agentConversation(): ChatMessage[] {
+  return [
+    { role: 'system', content: 'You are an agent. Use the tools.' },
+    { role: 'user', content: `First question: ${prose(800, 20)}` },
+    { role: 'assistant', content: prose(800, 21) },
+    { role: 'user', content: prose(800, 22) },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_a', type: 'function', function: { name: 'search', arguments: '{"q":"weather"}' } },
+        { id: 'call_b', type: 'function', function: { name: 'fetch', arguments: '{"url":"https://example.com"}' } },
+      ],
+    },
+    { role: 'tool', tool_call_id: 'call_a', content: prose(1500, 23) },
+    { role: 'tool', tool_call_id: 'call_b', content: prose(1500, 24) },
+    { role: 'assistant', content: prose(800, 25) },
+    { role: 'user', content: prose(800, 26) },
+    { role: 'assistant', content: prose(800, 27) },
+    { role: 'user', content: 'Last question: what now?' },
+  ];
+}
+
+describe('middle-out', () => {
+  it('groups an assistant tool call with its tool results', () => {
+    const groups = removableGroups(agentConversation());
+    assert.deepEqual(
+      groups.map((g) => g.indices),
+      [[1], [2], [3], [4, 5, 6], [7], [8], [9]],
+    );
+  });
+  it('removes middle messages first, keeps the first system and last user message, tool call and results together; fits', () => {
+    const messages = agentConversation();
+    const b = body(messages);
+    const snapshot = structuredClone(b);
+    const r = applyTokenLimit('middle-out', b, resolver, opts);
+    assert.deepEqual(b, snapshot, 'input not mutated');
+    assert.ok(r.changed);
+    assert.ok(r.tokensBefore! > 1500 && r.tokensAfter! <= 1500, `${r.tokensBefore} → ${r.tokensAfter}`);
+    assert.equal(estimateChatTokens(r.body, 'openai', 'gpt-4o'), r.tokensAfter, 're-estimate');
+    const out = r.body.messages;
+    assert.equal(out[0], messages[0], 'first system message kept');
+    assert.equal(out[out.length - 1], messages[messages.length - 1], 'last user message kept');
+    // every kept message is an original one, unchanged (whole messages were removed)
+    for (const m of out) assert.ok(messages.includes(m));
+    // beginning and end kept: the first user message and the message before the last survive
+    assert.ok(out.includes(messages[1]!) && out.includes(messages[9]!), 'head and tail kept');
+    // the tool call and its two results went together
+    assert.ok(!out.includes(messages[4]!) && !out.includes(messages[5]!) && !out.includes(messages[6]!));
+    for (const m of out) {
+      if (m.role === 'tool') assert.ok(out.some((a) => a.tool_calls?.some((c) => c.id === m.tool_call_id)), 'no orphan tool result');
+    }
+  });
+  it('never leaves a tool call without its results (tight limit)', () => {
+    const messages = agentConversation();
+    for (const window of [700, 1200, 1800, 2400]) {
+      const r = applyTokenLimit('middle-out', body(messages), resolver, {
+        ...opts,
+        modelInfo: () => ({ contextWindow: window, maxOutputTokens: 100, defaultOutputTokens: 100 }),
+      });
+      const out = r.body.messages;
+      const hasCall = out.includes(messages[4]!);
+      assert.equal(out.includes(messages[5]!) || out.includes(messages[6]!), hasCall, `window ${window}`);
+      if (hasCall) assert.ok(out.includes(messages[5]!) && out.includes(messages[6]!));
+      assert.ok(r.tokensAfter! <= window - 100, `window ${window}: ${r.tokensAfter}`);
+      assert.equal(r.body.messages[0]!.role, 'system');
+      assert.ok(textOf(out[out.length - 1]).startsWith('Last question'));
+    }
+  });
+  it('then cuts the middle of the longest remaining text, keeping its head and tail', () => {
+    const long = `BEGINNING ${prose(12_000, 30)} THE END`;
+    const b = body([
+      { role: 'system', content: 'Summarize.' },
+      { role: 'assistant', content: prose(500, 31) },
+      { role: 'user', content: long },
+    ]);
+    const r = applyTokenLimit('middle-out', b, resolver, opts);
+    assert.ok(r.tokensAfter! <= 1500);
+    assert.equal(estimateChatTokens(r.body, 'openai', 'gpt-4o'), r.tokensAfter);
+    assert.equal(r.body.messages.length, 2, 'the middle message went first');
+    const text = textOf(r.body.messages[1]);
+    assert.ok(text.startsWith('BEGINNING ') && text.endsWith(' THE END'), 'head and tail kept');
+    assert.ok(text.includes('… [truncated] …'));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// fallback
+// ---------------------------------------------------------------------------------------------
+
+describe('fallback', () => {
+  it('switches to the fallback only when over the primary limit', () => {
+    const model = 'openai/gpt-4o, anthropic/claude-sonnet-4-5';
+    const small = body([{ role: 'user', content: prose(3000) }], model);
+    const r1 = applyTokenLimit('fallback', small, resolver, opts);
+    assert.equal(r1.provider, 'openai');
+    assert.equal(r1.model, 'gpt-4o');
+    assert.equal(r1.body.model, 'openai/gpt-4o', 'normalized to the primary');
+    assert.equal(r1.changed, true);
+    assert.equal(r1.skipped, 'within-limit');
+    assert.deepEqual({ ...r1.body, model: small.model }, small, 'only the model changed');
+
+    const big = body([{ role: 'user', content: prose(20_000) }], model);
+    const r2 = applyTokenLimit('fallback', big, resolver, opts);
+    assert.equal(r2.provider, 'anthropic');
+    assert.equal(r2.model, 'claude-sonnet-4-5');
+    assert.equal(r2.body.model, 'anthropic/claude-sonnet-4-5');
+    assert.equal(r2.body.messages, big.messages, 'messages untouched');
+    assert.equal(r2.skipped, undefined);
+    assert.equal(r2.allowedInput, 19000);
+    assert.ok(r2.tokensBefore! > 1500);
+    assert.equal(r2.tokensAfter, estimateChatTokens(big, 'anthropic', 'claude-sonnet-4-5', { factor: opts.factor }));
+  });
+  it('router-style bare names, and a single model within the limit is left as is', () => {
+    const big = body([{ role: 'user', content: prose(20_000) }], 'gpt-4o,gpt-4.1');
+    const r = applyTokenLimit('fallback', big, resolver, { ...opts, modelInfo: (p, m) => (m === 'gpt-4.1' ? { contextWindow: 1e6, maxOutputTokens: 1000, defaultOutputTokens: 1000 } : opts.modelInfo(p, m)) });
+    assert.equal(r.model, 'gpt-4.1');
+    assert.equal(r.body.model, 'gpt-4.1');
+    const one = body([{ role: 'user', content: 'hi' }], 'gpt-4o');
+    const r1 = applyTokenLimit('fallback', one, resolver, opts);
+    assert.equal(r1.changed, false);
+    assert.equal(r1.body, one);
+  });
+  it('an unknown primary is kept (limits unknown)', () => {
+    const b = body([{ role: 'user', content: prose(20_000) }], 'openai/mystery,openai/gpt-4o');
+    const r = applyTokenLimit('fallback', b, resolver, opts);
+    assert.equal(r.skipped, 'unknown-model');
+    assert.equal(r.model, 'mystery');
+    assert.equal(r.body.model, 'openai/mystery');
+  });
+});
