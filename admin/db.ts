@@ -103,6 +103,8 @@ async function startEmbedded(env: NodeJS.ProcessEnv, logger: Logger): Promise<{ 
     authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: true,
+    // The package asks initdb for en_US.UTF-8 messages, a locale many machines lack; C is always there.
+    initdbFlags: ['--lc-messages=C', '--locale=C', '--encoding=UTF8'],
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
     onLog: (m: string) => logger.debug({ embeddedPostgres: m.trim() }, 'embedded postgres'),
     onError: (e: unknown) => logger.error({ err: e }, 'embedded postgres error'),

@@ -445,13 +445,14 @@ describe('middle-out', () => {
   });
   it('removes middle messages first, keeps the first system and last user message, tool call and results together; fits', () => {
     const messages = agentConversation();
-    const b = body(messages);
+    const b = body(messages, 'openai/gpt-4o-mini'); // allowed 1000
     const snapshot = structuredClone(b);
     const r = applyTokenLimit('middle-out', b, resolver, opts);
     assert.deepEqual(b, snapshot, 'input not mutated');
     assert.ok(r.changed);
-    assert.ok(r.tokensBefore! > 1500 && r.tokensAfter! <= 1500, `${r.tokensBefore} → ${r.tokensAfter}`);
-    assert.equal(estimateChatTokens(r.body, 'openai', 'gpt-4o'), r.tokensAfter, 're-estimate');
+    assert.equal(r.allowedInput, 1000);
+    assert.ok(r.tokensBefore! > 1000 && r.tokensAfter! <= 1000, `${r.tokensBefore} → ${r.tokensAfter}`);
+    assert.equal(estimateChatTokens(r.body, 'openai', 'gpt-4o-mini'), r.tokensAfter, 're-estimate');
     const out = r.body.messages;
     assert.equal(out[0], messages[0], 'first system message kept');
     assert.equal(out[out.length - 1], messages[messages.length - 1], 'last user message kept');

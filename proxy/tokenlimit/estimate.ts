@@ -269,10 +269,9 @@ function isSpace(c: number): boolean {
 function chunkEnd(text: string, start: number, max: number): number {
   const limit = start + max;
   if (limit >= text.length) return text.length;
-  let j = text.lastIndexOf(' ', limit);
-  while (j > start) {
-    if (!isSpace(text.charCodeAt(j - 1))) return j;
-    j = text.lastIndexOf(' ', j - 1);
+  // Scan at most `max` characters back (lastIndexOf would scan to the string's start: quadratic).
+  for (let j = limit; j > start; j--) {
+    if (text.charCodeAt(j) === 32 && !isSpace(text.charCodeAt(j - 1))) return j;
   }
   const c = text.charCodeAt(limit - 1);
   return c >= 0xd800 && c <= 0xdbff ? limit - 1 : limit;

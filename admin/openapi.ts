@@ -1,0 +1,484 @@
+/**
+ * This API's own OpenAPI 3 description (`GET /v1/openapi.json`), and a minimal JSON-schema checker
+ * ({@link validateSchema}) for OpenAPI 3.0 schemas used by the tests to hold responses to it and to
+ * the reference. Response shapes follow the reference (`../shared/reference/rest-api-openapi.json`);
+ * where the issue differs, this document says what the routes do: prompt-2025 successes carry no
+ * `{data, error}` envelope, the filter tree accepts only `request` and `prompts_versions` leaves and
+ * rejects unknown members, and `POST /v1/experiment/dataset/{datasetId}/query` lists a dataset's rows.
+ * A test enumerates the registered routes and asserts each is documented here and vice versa.
+ */
+import type Router from '@koa/router';
+
+/** A JSON schema as OpenAPI 3.0 writes it. */
+export type Schema = Record<string, unknown>;
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const nullValue: Schema = { type: 'number', enum: [null], nullable: true };
+/** `{data: <schema>, error: null}` — the success envelope. */
+const envelope = (data: Schema): Schema => ({
+  type: 'object',
+  properties: { data, error: nullValue },
+  required: ['data', 'error'],
+  additionalProperties: false,
+});
+const arrayOf = (items: Schema): Schema => ({ type: 'array', items });
+const str: Schema = { type: 'string' };
+const num: Schema = { type: 'number', format: 'double' };
+const int: Schema = { type: 'integer' };
+
+/** Component schemas copied from the reference (the operator objects reject unknown operators). */
+const REFERENCE_SCHEMAS: Record<string, Schema> = {
+  "CreatePromptResponse": {"properties": {"id": {"type": "string"}, "prompt_version_id": {"type": "string"}}, "required": ["id", "prompt_version_id"], "type": "object", "additionalProperties": false},
+  "DatasetMetadata": {"properties": {"promptVersionId": {"type": "string"}, "inputRecordsIds": {"items": {"type": "string"}, "type": "array"}}, "type": "object", "additionalProperties": false},
+  "DatasetResult": {"properties": {"id": {"type": "string"}, "name": {"type": "string"}, "created_at": {"type": "string"}, "meta": {"$ref": "#/components/schemas/DatasetMetadata"}}, "required": ["id", "name", "created_at"], "type": "object", "additionalProperties": false},
+  "FunctionCall": {"properties": {"id": {"type": "string"}, "name": {"type": "string"}, "arguments": {"$ref": "#/components/schemas/Record_string.any_"}}, "required": ["name", "arguments"], "type": "object", "additionalProperties": false},
+  "LLMRequestBody": {"properties": {"llm_type": {"$ref": "#/components/schemas/LlmType"}, "provider": {"type": "string"}, "model": {"type": "string"}, "messages": {"items": {"$ref": "#/components/schemas/Message"}, "type": "array", "nullable": true}, "prompt": {"type": "string", "nullable": true}, "instructions": {"type": "string", "nullable": true}, "max_tokens": {"type": "number", "format": "double", "nullable": true}, "temperature": {"type": "number", "format": "double", "nullable": true}, "top_p": {"type": "number", "format": "double", "nullable": true}, "seed": {"type": "number", "format": "double", "nullable": true}, "stream": {"type": "boolean", "nullable": true}, "presence_penalty": {"type": "number", "format": "double", "nullable": true}, "frequency_penalty": {"type": "number", "format": "double", "nullable": true}, "stop": {"anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "string"}], "nullable": true}, "reasoning_effort": {"type": "string", "enum": ["minimal", "low", "medium", "high", null], "nullable": true}, "verbosity": {"type": "string", "enum": ["low", "medium", "high", null], "nullable": true}, "tools": {"items": {"$ref": "#/components/schemas/Tool"}, "type": "array"}, "parallel_tool_calls": {"type": "boolean", "nullable": true}, "tool_choice": {"properties": {"name": {"type": "string"}, "type": {"type": "string", "enum": ["none", "auto", "any", "tool"]}}, "required": ["type"], "type": "object"}, "response_format": {"properties": {"json_schema": {}, "type": {"type": "string"}}, "required": ["type"], "type": "object"}, "toolDetails": {"$ref": "#/components/schemas/SvcEventTool"}, "vectorDBDetails": {"$ref": "#/components/schemas/SvcEventVectorDB"}, "dataDetails": {"$ref": "#/components/schemas/SvcEventData"}, "input": {"anyOf": [{"type": "string"}, {"items": {"type": "string"}, "type": "array"}]}, "n": {"type": "number", "format": "double", "nullable": true}, "size": {"type": "string"}, "quality": {"type": "string"}}, "type": "object", "additionalProperties": false},
+  "LLMResponseBody": {"properties": {"dataDetailsResponse": {"properties": {"name": {"type": "string"}, "_type": {"type": "string", "enum": ["data"], "nullable": false}, "metadata": {"properties": {"timestamp": {"type": "string"}}, "additionalProperties": {}, "required": ["timestamp"], "type": "object"}, "message": {"type": "string"}, "status": {"type": "string"}}, "additionalProperties": {}, "required": ["name", "_type", "metadata", "message", "status"], "type": "object"}, "vectorDBDetailsResponse": {"properties": {"_type": {"type": "string", "enum": ["vector_db"], "nullable": false}, "metadata": {"properties": {"timestamp": {"type": "string"}, "destination_parsed": {"type": "boolean"}, "destination": {"type": "string"}}, "required": ["timestamp"], "type": "object"}, "actualSimilarity": {"type": "number", "format": "double"}, "similarityThreshold": {"type": "number", "format": "double"}, "message": {"type": "string"}, "status": {"type": "string"}}, "required": ["_type", "metadata", "message", "status"], "type": "object"}, "toolDetailsResponse": {"properties": {"toolName": {"type": "string"}, "_type": {"type": "string", "enum": ["tool"], "nullable": false}, "metadata": {"properties": {"timestamp": {"type": "string"}}, "required": ["timestamp"], "type": "object"}, "tips": {"items": {"type": "string"}, "type": "array"}, "message": {"type": "string"}, "status": {"type": "string"}}, "required": ["toolName", "_type", "metadata", "tips", "message", "status"], "type": "object"}, "error": {"properties": {"svcMessage": {}}, "required": ["svcMessage"], "type": "object"}, "model": {"type": "string", "nullable": true}, "instructions": {"type": "string", "nullable": true}, "responses": {"items": {"$ref": "#/components/schemas/Response"}, "type": "array", "nullable": true}, "messages": {"items": {"$ref": "#/components/schemas/Message"}, "type": "array", "nullable": true}}, "type": "object"},
+  "LlmSchema": {"properties": {"request": {"$ref": "#/components/schemas/LLMRequestBody"}, "response": {"allOf": [{"$ref": "#/components/schemas/LLMResponseBody"}], "nullable": true}}, "required": ["request"], "type": "object", "additionalProperties": false},
+  "LlmType": {"type": "string", "enum": ["chat", "completion"]},
+  "Message": {"properties": {"ending_event_id": {"type": "string"}, "trigger_event_id": {"type": "string"}, "start_timestamp": {"type": "string"}, "annotations": {"items": {"properties": {"content": {"type": "string"}, "title": {"type": "string"}, "url": {"type": "string"}, "type": {"type": "string", "enum": ["url_citation"], "nullable": false}}, "required": ["title", "url", "type"], "type": "object"}, "type": "array"}, "reasoning": {"type": "string"}, "deleted": {"type": "boolean"}, "contentArray": {"items": {"$ref": "#/components/schemas/Message"}, "type": "array"}, "idx": {"type": "number", "format": "double"}, "detail": {"type": "string"}, "filename": {"type": "string"}, "file_id": {"type": "string"}, "file_data": {"type": "string"}, "type": {"type": "string", "enum": ["input_image", "input_text", "input_file"]}, "audio_data": {"type": "string"}, "image_url": {"type": "string"}, "timestamp": {"type": "string"}, "tool_call_id": {"type": "string"}, "tool_calls": {"items": {"$ref": "#/components/schemas/FunctionCall"}, "type": "array"}, "mime_type": {"type": "string"}, "content": {"type": "string"}, "name": {"type": "string"}, "instruction": {"type": "string"}, "role": {"anyOf": [{"type": "string"}, {"type": "string", "enum": ["user", "assistant", "system", "developer"]}]}, "id": {"type": "string"}, "_type": {"type": "string", "enum": ["functionCall", "function", "image", "file", "message", "autoInput", "contentArray", "audio"]}}, "required": ["_type"], "type": "object"},
+  "ModelProviderName": {"type": "string", "enum": ["baseten", "anthropic", "azure", "bedrock", "canopywave", "cerebras", "chutes", "deepinfra", "deepseek", "fireworks", "google-ai-studio", "groq", "svc", "mistral", "nebius", "novita", "openai", "openrouter", "perplexity", "vertex", "xai"], "nullable": false},
+  "OpenAIChatRequest": {"description": "Simplified interface for the OpenAI Chat request format", "properties": {"model": {"type": "string"}, "messages": {"items": {"properties": {"tool_calls": {"items": {"properties": {"type": {"type": "string", "enum": ["function"], "nullable": false}, "function": {"properties": {"arguments": {"type": "string"}, "name": {"type": "string"}}, "required": ["arguments", "name"], "type": "object"}, "id": {"type": "string"}}, "required": ["type", "function", "id"], "type": "object"}, "type": "array"}, "tool_call_id": {"type": "string"}, "name": {"type": "string"}, "content": {"anyOf": [{"type": "string"}, {"items": {"properties": {"image_url": {"properties": {"url": {"type": "string"}}, "required": ["url"], "type": "object"}, "text": {"type": "string"}, "type": {"type": "string"}}, "required": ["type"], "type": "object"}, "type": "array"}], "nullable": true}, "role": {"type": "string"}}, "required": ["content", "role"], "type": "object"}, "type": "array"}, "temperature": {"type": "number", "format": "double"}, "top_p": {"type": "number", "format": "double"}, "max_tokens": {"type": "number", "format": "double"}, "max_completion_tokens": {"type": "number", "format": "double"}, "stream": {"type": "boolean"}, "stop": {"anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "string"}]}, "tools": {"items": {"properties": {"function": {"properties": {"strict": {"type": "boolean"}, "parameters": {"$ref": "#/components/schemas/Record_string.any_"}, "description": {"type": "string"}, "name": {"type": "string"}}, "required": ["name"], "type": "object"}, "type": {"type": "string", "enum": ["function"], "nullable": false}}, "required": ["function", "type"], "type": "object"}, "type": "array"}, "tool_choice": {"anyOf": [{"properties": {"function": {"properties": {"name": {"type": "string"}, "type": {"type": "string", "enum": ["function"], "nullable": false}}, "required": ["name", "type"], "type": "object"}, "type": {"type": "string"}}, "required": ["type"], "type": "object"}, {"type": "string", "enum": ["none", "auto", "required"]}]}, "parallel_tool_calls": {"type": "boolean"}, "reasoning_effort": {"type": "string", "enum": ["minimal", "low", "medium", "high"]}, "verbosity": {"type": "string", "enum": ["low", "medium", "high"]}, "frequency_penalty": {"type": "number", "format": "double"}, "presence_penalty": {"type": "number", "format": "double"}, "logit_bias": {"$ref": "#/components/schemas/Record_string.number_"}, "logprobs": {"type": "boolean"}, "top_logprobs": {"type": "number", "format": "double"}, "n": {"type": "number", "format": "double"}, "modalities": {"items": {"type": "string"}, "type": "array"}, "prediction": {}, "audio": {}, "response_format": {"properties": {"json_schema": {}, "type": {"type": "string"}}, "required": ["type"], "type": "object"}, "seed": {"type": "number", "format": "double"}, "service_tier": {"type": "string"}, "store": {"type": "boolean"}, "stream_options": {}, "metadata": {"$ref": "#/components/schemas/Record_string.string_"}, "user": {"type": "string"}, "function_call": {"anyOf": [{"type": "string"}, {"properties": {"name": {"type": "string"}}, "required": ["name"], "type": "object"}]}, "functions": {"items": {}, "type": "array"}}, "type": "object", "additionalProperties": false},
+  "Partial_NumberOperators_": {"properties": {"not-equals": {"type": "number", "format": "double"}, "equals": {"type": "number", "format": "double"}, "gte": {"type": "number", "format": "double"}, "lte": {"type": "number", "format": "double"}, "lt": {"type": "number", "format": "double"}, "gt": {"type": "number", "format": "double"}}, "type": "object", "description": "Make all properties in T optional", "additionalProperties": false},
+  "Partial_PromptVersionsToOperators_": {"properties": {"minor_version": {"$ref": "#/components/schemas/Partial_NumberOperators_"}, "major_version": {"$ref": "#/components/schemas/Partial_NumberOperators_"}, "id": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "prompt_v2": {"$ref": "#/components/schemas/Partial_TextOperators_"}}, "type": "object", "description": "Make all properties in T optional", "additionalProperties": false},
+  "Partial_RequestTableToOperators_": {"properties": {"prompt": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "created_at": {"$ref": "#/components/schemas/Partial_TimestampOperators_"}, "user_id": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "auth_hash": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "org_id": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "id": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "node_id": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "model": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "modelOverride": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "path": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "country_code": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "prompt_id": {"$ref": "#/components/schemas/Partial_TextOperators_"}}, "type": "object", "description": "Make all properties in T optional", "additionalProperties": false},
+  "Partial_TextOperators_": {"properties": {"not-equals": {"type": "string"}, "equals": {"type": "string"}, "like": {"type": "string"}, "ilike": {"type": "string"}, "contains": {"type": "string"}, "not-contains": {"type": "string"}}, "type": "object", "description": "Make all properties in T optional", "additionalProperties": false},
+  "Partial_TimestampOperators_": {"properties": {"equals": {"type": "string"}, "gte": {"type": "string"}, "lte": {"type": "string"}, "lt": {"type": "string"}, "gt": {"type": "string"}}, "type": "object", "description": "Make all properties in T optional", "additionalProperties": false},
+  "Prompt2025": {"properties": {"id": {"type": "string"}, "name": {"type": "string"}, "tags": {"items": {"type": "string"}, "type": "array"}, "created_at": {"type": "string"}}, "required": ["id", "name", "tags", "created_at"], "type": "object", "additionalProperties": false},
+  "Prompt2025Version": {"properties": {"id": {"type": "string"}, "model": {"type": "string"}, "prompt_id": {"type": "string"}, "major_version": {"type": "number", "format": "double"}, "minor_version": {"type": "number", "format": "double"}, "commit_message": {"type": "string"}, "environments": {"items": {"type": "string"}, "type": "array"}, "created_at": {"type": "string"}, "s3_url": {"type": "string"}, "prompt_body": {"$ref": "#/components/schemas/Prompt2025VersionPromptBody", "description": "The full prompt body including messages. Only included when explicitly requested\nvia the `includePromptBody` parameter to avoid unnecessary data transfer."}}, "required": ["id", "model", "prompt_id", "major_version", "minor_version", "commit_message", "created_at"], "type": "object", "additionalProperties": false},
+  "Prompt2025VersionPromptBody": {"properties": {"model": {"type": "string"}, "messages": {"items": {"properties": {"tool_calls": {"items": {"properties": {"type": {"type": "string", "enum": ["function"], "nullable": false}, "function": {"properties": {"arguments": {"type": "string"}, "name": {"type": "string"}}, "required": ["arguments", "name"], "type": "object"}, "id": {"type": "string"}}, "required": ["type", "function", "id"], "type": "object"}, "type": "array"}, "tool_call_id": {"type": "string"}, "name": {"type": "string"}, "content": {"anyOf": [{"type": "string"}, {"items": {"properties": {"image_url": {"properties": {"url": {"type": "string"}}, "required": ["url"], "type": "object"}, "text": {"type": "string"}, "type": {"type": "string"}}, "required": ["type"], "type": "object"}, "type": "array"}], "nullable": true}, "role": {"type": "string"}}, "required": ["content", "role"], "type": "object"}, "type": "array"}, "temperature": {"type": "number", "format": "double"}, "top_p": {"type": "number", "format": "double"}, "max_tokens": {"type": "number", "format": "double"}, "tools": {"items": {"properties": {"function": {"properties": {"parameters": {"$ref": "#/components/schemas/Record_string.unknown_"}, "description": {"type": "string"}, "name": {"type": "string"}}, "required": ["parameters", "description", "name"], "type": "object"}, "type": {"type": "string", "enum": ["function"], "nullable": false}}, "required": ["function", "type"], "type": "object"}, "type": "array"}, "tool_choice": {"anyOf": [{"type": "string"}, {"properties": {"function": {"properties": {"name": {"type": "string"}, "type": {"type": "string", "enum": ["function"], "nullable": false}}, "required": ["name", "type"], "type": "object"}, "type": {"type": "string"}}, "required": ["type"], "type": "object"}]}}, "type": "object", "additionalProperties": {}},
+  "PromptCreateResponse": {"properties": {"id": {"type": "string"}, "versionId": {"type": "string"}}, "required": ["id", "versionId"], "type": "object", "additionalProperties": false},
+  "PromptVersionResult": {"properties": {"id": {"type": "string"}, "minor_version": {"type": "number", "format": "double"}, "major_version": {"type": "number", "format": "double"}, "prompt_v2": {"type": "string"}, "model": {"type": "string"}, "svc_template": {"type": "string"}, "created_at": {"type": "string"}, "metadata": {"$ref": "#/components/schemas/Record_string.any_"}, "parent_prompt_version": {"type": "string", "nullable": true}, "experiment_id": {"type": "string", "nullable": true}, "updated_at": {"type": "string"}}, "required": ["id", "minor_version", "major_version", "prompt_v2", "model", "svc_template", "created_at", "metadata"], "type": "object", "additionalProperties": false},
+  "Provider": {"anyOf": [{"$ref": "#/components/schemas/ProviderName"}, {"$ref": "#/components/schemas/ModelProviderName"}, {"type": "string", "enum": ["CUSTOM"]}]},
+  "ProviderName": {"type": "string", "enum": ["OPENAI", "ANTHROPIC", "AZURE", "LOCAL", "SVC", "AMDBARTEK", "ANYSCALE", "CLOUDFLARE", "2YFV", "TOGETHER", "LEMONFOX", "FIREWORKS", "PERPLEXITY", "GOOGLE", "OPENROUTER", "WISDOMINANUTSHELL", "GROQ", "COHERE", "MISTRAL", "DEEPINFRA", "QSTASH", "FIRECRAWL", "AWS", "BEDROCK", "DEEPSEEK", "X", "AVIAN", "NEBIUS", "NOVITA", "OPENPIPE", "CHUTES", "LLAMA", "NVIDIA", "VERCEL", "CEREBRAS", "BASETEN", "CANOPYWAVE"]},
+  "Record_string.any_": {"properties": {}, "additionalProperties": {}, "type": "object", "description": "Construct a type with a set of properties K of type T"},
+  "Record_string.number_": {"properties": {}, "additionalProperties": {"type": "number", "format": "double"}, "type": "object", "description": "Construct a type with a set of properties K of type T"},
+  "Record_string.string_": {"properties": {}, "additionalProperties": {"type": "string"}, "type": "object", "description": "Construct a type with a set of properties K of type T"},
+  "Record_string.unknown_": {"properties": {}, "additionalProperties": {}, "type": "object", "description": "Construct a type with a set of properties K of type T"},
+  "Response": {"properties": {"contentArray": {"items": {"$ref": "#/components/schemas/Response"}, "type": "array"}, "detail": {"type": "string"}, "filename": {"type": "string"}, "file_id": {"type": "string"}, "file_data": {"type": "string"}, "idx": {"type": "number", "format": "double"}, "audio_data": {"type": "string"}, "image_url": {"type": "string"}, "timestamp": {"type": "string"}, "tool_call_id": {"type": "string"}, "tool_calls": {"items": {"$ref": "#/components/schemas/FunctionCall"}, "type": "array"}, "text": {"type": "string"}, "type": {"type": "string", "enum": ["input_image", "input_text", "input_file"]}, "name": {"type": "string"}, "role": {"type": "string", "enum": ["user", "assistant", "system", "developer"]}, "id": {"type": "string"}, "_type": {"type": "string", "enum": ["functionCall", "function", "image", "text", "file", "contentArray"]}}, "required": ["type", "role", "_type"], "type": "object"},
+  "ResultError_string_": {"properties": {"data": {"type": "number", "enum": [null], "nullable": true}, "error": {"type": "string"}}, "required": ["data", "error"], "type": "object", "additionalProperties": false},
+  "SortDirection": {"type": "string", "enum": ["asc", "desc"]},
+  "SvcEventData": {"properties": {"_type": {"type": "string", "enum": ["data"], "nullable": false}, "name": {"type": "string"}, "meta": {"$ref": "#/components/schemas/Record_string.any_"}}, "required": ["_type", "name"], "type": "object", "additionalProperties": {}},
+  "SvcEventTool": {"properties": {"_type": {"type": "string", "enum": ["tool"], "nullable": false}, "toolName": {"type": "string"}, "input": {}}, "required": ["_type", "toolName", "input"], "type": "object", "additionalProperties": {}},
+  "SvcEventVectorDB": {"properties": {"_type": {"type": "string", "enum": ["vector_db"], "nullable": false}, "operation": {"type": "string", "enum": ["search", "insert", "delete", "update"]}, "text": {"type": "string"}, "vector": {"items": {"type": "number", "format": "double"}, "type": "array"}, "topK": {"type": "number", "format": "double"}, "filter": {"additionalProperties": false, "type": "object"}, "databaseName": {"type": "string"}}, "required": ["_type", "operation"], "type": "object", "additionalProperties": {}},
+  "SvcRequest": {"properties": {"response_id": {"type": "string", "nullable": true}, "response_created_at": {"type": "string", "nullable": true}, "response_body": {}, "response_status": {"type": "number", "format": "double"}, "response_model": {"type": "string", "nullable": true}, "request_id": {"type": "string"}, "request_created_at": {"type": "string"}, "request_body": {}, "request_path": {"type": "string"}, "request_user_id": {"type": "string", "nullable": true}, "request_properties": {"allOf": [{"$ref": "#/components/schemas/Record_string.string_"}], "nullable": true}, "request_model": {"type": "string", "nullable": true}, "model_override": {"type": "string", "nullable": true}, "svc_user": {"type": "string", "nullable": true}, "provider": {"$ref": "#/components/schemas/Provider"}, "delay_ms": {"type": "number", "format": "double", "nullable": true}, "time_to_first_token": {"type": "number", "format": "double", "nullable": true}, "total_tokens": {"type": "number", "format": "double", "nullable": true}, "prompt_tokens": {"type": "number", "format": "double", "nullable": true}, "prompt_cache_write_tokens": {"type": "number", "format": "double", "nullable": true}, "prompt_cache_read_tokens": {"type": "number", "format": "double", "nullable": true}, "completion_tokens": {"type": "number", "format": "double", "nullable": true}, "reasoning_tokens": {"type": "number", "format": "double", "nullable": true}, "prompt_audio_tokens": {"type": "number", "format": "double", "nullable": true}, "completion_audio_tokens": {"type": "number", "format": "double", "nullable": true}, "cost": {"type": "number", "format": "double", "nullable": true}, "prompt_id": {"type": "string", "nullable": true}, "prompt_version": {"type": "string", "nullable": true}, "feedback_created_at": {"type": "string", "nullable": true}, "feedback_id": {"type": "string", "nullable": true}, "feedback_rating": {"type": "boolean", "nullable": true}, "signed_body_url": {"type": "string", "nullable": true}, "llmSchema": {"allOf": [{"$ref": "#/components/schemas/LlmSchema"}], "nullable": true}, "country_code": {"type": "string", "nullable": true}, "asset_ids": {"items": {"type": "string"}, "type": "array", "nullable": true}, "asset_urls": {"allOf": [{"$ref": "#/components/schemas/Record_string.string_"}], "nullable": true}, "scores": {"allOf": [{"$ref": "#/components/schemas/Record_string.number_"}], "nullable": true}, "costUSD": {"type": "number", "format": "double", "nullable": true}, "properties": {"$ref": "#/components/schemas/Record_string.string_"}, "assets": {"items": {"type": "string"}, "type": "array"}, "target_url": {"type": "string"}, "model": {"type": "string"}, "cache_reference_id": {"type": "string", "nullable": true}, "cache_enabled": {"type": "boolean"}, "updated_at": {"type": "string"}, "request_referrer": {"type": "string", "nullable": true}, "ai_gateway_body_mapping": {"type": "string", "nullable": true}, "storage_location": {"type": "string"}}, "required": ["response_id", "response_created_at", "response_status", "response_model", "request_id", "request_created_at", "request_body", "request_path", "request_user_id", "request_properties", "request_model", "model_override", "svc_user", "provider", "delay_ms", "time_to_first_token", "total_tokens", "prompt_tokens", "prompt_cache_write_tokens", "prompt_cache_read_tokens", "completion_tokens", "reasoning_tokens", "prompt_audio_tokens", "completion_audio_tokens", "cost", "prompt_id", "prompt_version", "llmSchema", "country_code", "asset_ids", "asset_urls", "scores", "properties", "assets", "target_url", "model", "cache_reference_id", "cache_enabled", "ai_gateway_body_mapping"], "type": "object", "additionalProperties": false},
+  "Tool": {"properties": {"name": {"type": "string"}, "description": {"type": "string"}, "parameters": {"$ref": "#/components/schemas/Record_string.any_"}, "strict": {"type": "boolean"}}, "required": ["name"], "type": "object", "additionalProperties": false},
+};
+
+/** Component schemas of this API beyond the reference. */
+const OWN_SCHEMAS: Record<string, Schema> = {
+  FilterLeaf: {
+    type: 'object',
+    description: 'Conditions on the request and on the prompt version it was made with; all AND together. `{}` matches all.',
+    properties: { request: ref('Partial_RequestTableToOperators_'), prompts_versions: ref('Partial_PromptVersionsToOperators_') },
+    additionalProperties: false,
+  },
+  FilterBranch: {
+    type: 'object',
+    properties: { left: ref('FilterNode'), operator: { type: 'string', enum: ['and', 'or'] }, right: ref('FilterNode') },
+    required: ['left', 'operator', 'right'],
+    additionalProperties: false,
+  },
+  FilterNode: {
+    description: 'A filter tree: "all", a leaf, or a branch; at most 32 branches deep, 1000 conditions.',
+    anyOf: [{ type: 'string', enum: ['all'] }, ref('FilterLeaf'), ref('FilterBranch')],
+  },
+  SortLeafRequest: {
+    type: 'object',
+    properties: {
+      random: { type: 'boolean', enum: [true] },
+      created_at: ref('SortDirection'),
+      latency: ref('SortDirection'),
+      total_tokens: ref('SortDirection'),
+      completion_tokens: ref('SortDirection'),
+      prompt_tokens: ref('SortDirection'),
+      user_id: ref('SortDirection'),
+      body_model: ref('SortDirection'),
+      request_prompt: ref('SortDirection'),
+      cost: ref('SortDirection'),
+      time_to_first_token: ref('SortDirection'),
+    },
+    additionalProperties: false,
+  },
+  RequestQueryParams: {
+    type: 'object',
+    properties: {
+      filter: ref('FilterNode'),
+      offset: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
+      limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
+      sort: ref('SortLeafRequest'),
+      isScored: { type: 'boolean' },
+      isPartOfExperiment: { type: 'boolean' },
+      isCached: { type: 'boolean', description: 'true matches nothing: the gateway serves no cached answers.' },
+      includeInputs: { type: 'boolean', description: 'accepted and ignored; see GET /v1/request/{requestId}/inputs.' },
+    },
+    required: ['filter'],
+    additionalProperties: false,
+  },
+  RandomDatasetParams: {
+    type: 'object',
+    properties: {
+      datasetName: { type: 'string', minLength: 1, maxLength: 1000 },
+      filter: ref('FilterNode'),
+      offset: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
+      limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
+    },
+    required: ['datasetName', 'filter'],
+    additionalProperties: false,
+  },
+  RequestInputs: {
+    type: 'object',
+    nullable: true,
+    properties: { inputs: ref('Record_string.any_'), prompt_id: str, version_id: str, environment: { type: 'string', nullable: true } },
+    required: ['inputs', 'prompt_id', 'version_id', 'environment'],
+    additionalProperties: false,
+  },
+  DatasetRow: {
+    type: 'object',
+    properties: { request_id: str, position: int, created_at: str, request_body: {}, response_body: {} },
+    required: ['request_id', 'position', 'created_at', 'request_body', 'response_body'],
+    additionalProperties: false,
+  },
+  DatasetId: { type: 'object', properties: { datasetId: str }, required: ['datasetId'], additionalProperties: false },
+  VersionId: { type: 'object', properties: { id: str }, required: ['id'], additionalProperties: false },
+  ApiKey: {
+    type: 'object',
+    properties: { id: str, name: str, prefix: str, created_at: str, last_used_at: { type: 'string', nullable: true } },
+    required: ['id', 'name', 'prefix', 'created_at', 'last_used_at'],
+    additionalProperties: false,
+  },
+  CreatedApiKey: {
+    type: 'object',
+    description: 'The key itself is shown once, here.',
+    properties: { id: str, key: str, name: str, prefix: str, created_at: str },
+    required: ['id', 'key', 'name', 'prefix', 'created_at'],
+    additionalProperties: false,
+  },
+  Health: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] },
+};
+
+type Method = 'get' | 'post' | 'delete';
+interface OperationSpec {
+  id: string;
+  tag: string;
+  summary: string;
+  params?: string[];
+  body?: Schema;
+  /** Schema of the 200 body. */
+  ok: Schema;
+  /** Extra error statuses beyond 400/401/413/503 (and 404 when there are path parameters). */
+  errors?: number[];
+  open?: boolean;
+}
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Invalid body or value (the message names the field path)',
+  401: 'Missing, malformed, unknown or revoked API key',
+  404: 'Unknown id (ids of other organizations included)',
+  409: 'Conflict',
+  413: 'Body too large',
+  503: 'Database unavailable',
+};
+
+function operation(spec: OperationSpec): Schema {
+  const statuses = new Set<number>(spec.open ? [503] : [401, 503]);
+  if (spec.body) [400, 413].forEach((s) => statuses.add(s));
+  if (spec.params?.length) statuses.add(404);
+  for (const s of spec.errors ?? []) statuses.add(s);
+  const responses: Record<string, unknown> = { 200: { description: 'Ok', content: { 'application/json': { schema: spec.ok } } } };
+  for (const s of [...statuses].sort()) {
+    responses[String(s)] = { description: ERROR_TEXT[s] ?? 'Error', content: { 'application/json': { schema: ref('ResultError_string_') } } };
+  }
+  return {
+    operationId: spec.id,
+    summary: spec.summary,
+    tags: [spec.tag],
+    ...(spec.open ? { security: [] } : { security: [{ api_key: [] }] }),
+    parameters: (spec.params ?? []).map((name) => ({ in: 'path', name, required: true, schema: { type: 'string', format: 'uuid' } })),
+    ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: spec.body } } } } : {}),
+    responses,
+  };
+}
+
+const obj = (properties: Record<string, Schema>, required: string[], additionalProperties = true): Schema => ({
+  type: 'object',
+  properties,
+  required,
+  ...(additionalProperties ? {} : { additionalProperties: false }),
+});
+
+/** The documented operations: path → method → spec. Paths use OpenAPI `{param}` syntax. */
+const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
+  '/health': { get: { id: 'Health', tag: 'Health', summary: 'Liveness and control-plane status (no key needed).', ok: ref('Health'), open: true } },
+  '/v1/openapi.json': { get: { id: 'GetOpenApi', tag: 'Meta', summary: 'This document (bare, not enveloped).', ok: { type: 'object' } } },
+  '/v1/api-keys': {
+    get: { id: 'ListApiKeys', tag: 'ApiKey', summary: 'Live API keys of the organization (never the key).', ok: envelope(arrayOf(ref('ApiKey'))) },
+    post: { id: 'CreateApiKey', tag: 'ApiKey', summary: 'Creates an API key; the key is returned once.', body: obj({ name: { type: 'string', minLength: 1, maxLength: 200 } }, ['name'], false), ok: envelope(ref('CreatedApiKey')) },
+  },
+  '/v1/api-keys/{id}': { delete: { id: 'RevokeApiKey', tag: 'ApiKey', summary: 'Revokes an API key.', params: ['id'], ok: envelope(nullValue) } },
+  '/v1/request/{requestId}': { get: { id: 'GetRequestById', tag: 'Request', summary: 'One logged request.', params: ['requestId'], ok: envelope(ref('SvcRequest')) } },
+  '/v1/request/{requestId}/inputs': {
+    get: {
+      id: 'GetRequestInputs',
+      tag: 'Request',
+      summary: 'Prompt inputs of a request made through gateway prompt management; data null otherwise (unknown ids too, never 404).',
+      params: ['requestId'],
+      ok: envelope(ref('RequestInputs')),
+    },
+  },
+  '/v1/request/query': {
+    post: { id: 'GetRequests', tag: 'Request', summary: 'Logged requests matching a filter tree, newest first by default.', body: ref('RequestQueryParams'), ok: envelope(arrayOf(ref('SvcRequest'))) },
+  },
+  '/v1/evals/{requestId}': {
+    post: {
+      id: 'AddEval',
+      tag: 'Evals',
+      summary: 'Stores a named score on a request (same name replaces).',
+      params: ['requestId'],
+      body: obj({ score: num, name: { type: 'string', minLength: 1, maxLength: 256 } }, ['score', 'name']),
+      ok: envelope(nullValue),
+    },
+  },
+  '/v1/prompt/create': {
+    post: {
+      id: 'CreatePrompt',
+      tag: 'Prompt',
+      summary: 'Creates a legacy prompt and its version 1.0, marked production.',
+      body: obj(
+        {
+          userDefinedId: { type: 'string', minLength: 1, maxLength: 256 },
+          prompt: { type: 'object', description: 'A chat request: {model?, messages: [{role, ...}], ...}', properties: { model: str, messages: arrayOf({ type: 'object', properties: { role: str }, required: ['role'] }) }, required: ['messages'] },
+          metadata: ref('Record_string.any_'),
+        },
+        ['userDefinedId', 'prompt', 'metadata'],
+      ),
+      ok: envelope(ref('CreatePromptResponse')),
+      errors: [409],
+    },
+  },
+  '/v1/prompt/version/{promptVersionId}/promote': {
+    post: {
+      id: 'PromotePromptVersionToProduction',
+      tag: 'Prompt',
+      summary: 'Moves the production mark from the previous version (same prompt, else 400) to this one.',
+      params: ['promptVersionId'],
+      body: obj({ previousProductionVersionId: str }, ['previousProductionVersionId']),
+      ok: envelope(ref('PromptVersionResult')),
+    },
+  },
+  '/v1/prompt-2025': {
+    post: {
+      id: 'CreatePrompt2025',
+      tag: 'Prompt2025',
+      summary: 'Creates a prompt whose version 0.0 is labelled production. Bare response.',
+      body: obj({ name: { type: 'string', minLength: 1, maxLength: 1000 }, tags: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 256 } }, promptBody: ref('OpenAIChatRequest') }, ['name', 'tags', 'promptBody']),
+      ok: ref('PromptCreateResponse'),
+    },
+  },
+  '/v1/prompt-2025/id/{promptId}': { get: { id: 'GetPrompt2025', tag: 'Prompt2025', summary: 'One prompt. Bare response.', params: ['promptId'], ok: ref('Prompt2025') } },
+  '/v1/prompt-2025/update': {
+    post: {
+      id: 'UpdatePrompt2025',
+      tag: 'Prompt2025',
+      summary: 'New version from a base version of the prompt (new major: highest + 1; new minor: highest of the base major + 1). Bare response.',
+      body: obj(
+        {
+          promptId: str,
+          promptVersionId: str,
+          newMajorVersion: { type: 'boolean' },
+          environment: { type: 'string', minLength: 1, maxLength: 100 },
+          commitMessage: { type: 'string', maxLength: 10_000 },
+          promptBody: ref('OpenAIChatRequest'),
+        },
+        ['promptId', 'promptVersionId', 'newMajorVersion', 'commitMessage', 'promptBody'],
+      ),
+      ok: ref('VersionId'),
+      errors: [404],
+    },
+  },
+  '/v1/prompt-2025/{promptId}': {
+    delete: { id: 'DeletePrompt2025', tag: 'Prompt2025', summary: 'Deletes the prompt, its versions and their input records. Answers the JSON value null.', params: ['promptId'], ok: nullValue },
+  },
+  '/v1/prompt-2025/query': {
+    post: {
+      id: 'GetPrompts2025',
+      tag: 'Prompt2025',
+      summary: 'Lists prompts, newest first: `search` matches the name or a tag (case-insensitive substring), `tagsFilter` requires all its tags; `page` is 0-based. Bare response.',
+      body: obj({ search: str, tagsFilter: arrayOf(str), page: { type: 'integer', minimum: 0 }, pageSize: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }, []),
+      ok: arrayOf(ref('Prompt2025')),
+    },
+  },
+  '/v1/prompt-2025/query/versions': {
+    post: {
+      id: 'GetPrompt2025Versions',
+      tag: 'Prompt2025',
+      summary: 'Versions of a prompt (of one major version when given), highest first. Bare response.',
+      body: obj({ promptId: str, majorVersion: { type: 'integer', minimum: 0 } }, ['promptId']),
+      ok: arrayOf(ref('Prompt2025Version')),
+      errors: [404],
+    },
+  },
+  '/v1/prompt-2025/query/environment-version': {
+    post: {
+      id: 'GetPrompt2025EnvironmentVersion',
+      tag: 'Prompt2025',
+      summary: 'The version an environment label points at. Bare response.',
+      body: obj({ promptId: str, environment: { type: 'string', minLength: 1, maxLength: 100 } }, ['promptId', 'environment']),
+      ok: ref('Prompt2025Version'),
+      errors: [404],
+    },
+  },
+  '/v1/prompt-2025/{promptVersionId}/prompt-body': {
+    get: { id: 'GetPrompt2025VersionBody', tag: 'Prompt2025', summary: "A version's chat body. Bare response.", params: ['promptVersionId'], ok: ref('Prompt2025VersionPromptBody') },
+  },
+  '/v1/experiment/dataset/random': {
+    post: {
+      id: 'AddRandomDataset',
+      tag: 'Dataset',
+      summary: 'A new dataset of the matching requests in random order (offset/limit; default 100, at most 10,000).',
+      body: ref('RandomDatasetParams'),
+      ok: envelope(ref('DatasetId')),
+    },
+  },
+  '/v1/experiment/dataset/query': {
+    post: {
+      id: 'GetDatasets',
+      tag: 'Dataset',
+      summary: 'Datasets of the organization, newest first; with promptVersionId, those holding a request made with that version.',
+      body: obj({ promptVersionId: str }, []),
+      ok: envelope(arrayOf(ref('DatasetResult'))),
+    },
+  },
+  '/v1/experiment/dataset/{datasetId}/query': {
+    post: {
+      id: 'GetDatasetRows',
+      tag: 'Dataset',
+      summary: "A dataset's rows in order (offset/limit; default 100, at most 10,000); the body may be empty.",
+      params: ['datasetId'],
+      body: obj({ offset: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 10_000 } }, [], false),
+      ok: envelope(arrayOf(ref('DatasetRow'))),
+    },
+  },
+};
+
+/** The OpenAPI 3.0 document of this API (a fresh object each call). */
+export function openApiDocument(): Schema {
+  const paths: Record<string, Record<string, Schema>> = {};
+  for (const [path, methods] of Object.entries(OPERATIONS)) {
+    paths[path] = {};
+    for (const [method, spec] of Object.entries(methods)) paths[path]![method] = operation(spec!);
+  }
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'svc-gateway admin API',
+      version: '1.0.0',
+      license: { name: 'MIT' },
+      description:
+        'Control-plane REST API. Every /v1 endpoint needs `Authorization: Bearer <API key>` and is scoped to the key\'s organization. Answers use the envelope {data, error}, except prompt-2025 successes (bare payload) and this document.',
+    },
+    components: {
+      securitySchemes: { api_key: { type: 'apiKey', name: 'Authorization', in: 'header', description: "Bearer token authentication. Format: 'Bearer YOUR_API_KEY'" } },
+      schemas: JSON.parse(JSON.stringify({ ...REFERENCE_SCHEMAS, ...OWN_SCHEMAS })) as Record<string, Schema>,
+    },
+    paths,
+  };
+}
+
+/** Converts a Koa route path (`/v1/request/:requestId`) to OpenAPI syntax (`/v1/request/{requestId}`). */
+export function toOpenApiPath(koaPath: string): string {
+  return koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+/** Registers `GET /v1/openapi.json` (the document itself, not enveloped). */
+export function openApiRoutes(router: Router): void {
+  const doc = JSON.stringify(openApiDocument());
+  router.get('/v1/openapi.json', (ctx) => {
+    ctx.status = 200;
+    ctx.type = 'application/json';
+    ctx.body = doc;
+  });
+}
+
+/**
+ * Checks `value` against an OpenAPI 3.0 schema of `doc` (`$ref` to `#/components/schemas/...`,
+ * `type`, `nullable`, `enum`, `properties`, `required`, `additionalProperties`, `items`, `anyOf`,
+ * `oneOf` (as anyOf), `allOf`, `minimum`/`maximum`, `minLength`/`maxLength`, `maxItems`; formats are ignored).
+ * @returns the problems found, each `path: what` (empty when valid).
+ */
+export function validateSchema(doc: Schema, schema: Schema, value: unknown, path = '$'): string[] {
+  const components = ((doc.components as Schema | undefined)?.schemas ?? {}) as Record<string, Schema>;
+  const check = (s: Schema, v: unknown, p: string, depth: number): string[] => {
+    if (depth > 200) return [`${p}: schema nesting too deep`];
+    if (typeof s.$ref === 'string') {
+      const name = s.$ref.replace('#/components/schemas/', '');
+      const target = components[name];
+      if (!target) return [`${p}: unresolved $ref ${s.$ref}`];
+      return check(target, v, p, depth + 1);
+    }
+    if (v === null && (s.nullable === true || (Array.isArray(s.enum) && s.enum.includes(null)) || s.type === 'null')) return [];
+    if (Array.isArray(s.allOf)) {
+      const errors = (s.allOf as Schema[]).flatMap((sub) => check(sub, v, p, depth + 1));
+      if (errors.length) return errors;
+    }
+    const alternatives = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
+    if (Array.isArray(alternatives)) {
+      const results = alternatives.map((sub) => check(sub, v, p, depth + 1));
+      if (!results.some((r) => r.length === 0)) {
+        const best = results.reduce((a, b) => (b.length < a.length ? b : a));
+        return [`${p}: matches none of anyOf (closest: ${best.join('; ')})`];
+      }
+    }
+    if (v === null && (s.type !== undefined || s.enum !== undefined || s.properties !== undefined)) {
+      return [`${p}: null where ${String(s.type ?? 'a value')} is required`];
+    }
+    const errors: string[] = [];
+    if (v === undefined) return [`${p}: missing`];
+    switch (s.type) {
+      case 'string':
+        if (typeof v !== 'string') return [`${p}: expected a string, got ${JSON.stringify(v)?.slice(0, 60)}`];
+        if (typeof s.minLength === 'number' && v.length < s.minLength) errors.push(`${p}: shorter than ${s.minLength}`);
+        if (typeof s.maxLength === 'number' && v.length > s.maxLength) errors.push(`${p}: longer than ${s.maxLength}`);
+        break;
+      case 'number':
+      case 'integer':
+        if (typeof v !== 'number' || !Number.isFinite(v)) return [`${p}: expected a number, got ${JSON.stringify(v)?.slice(0, 60)}`];
+        if (s.type === 'integer' && !Number.isInteger(v)) errors.push(`${p}: expected an integer`);
+        if (typeof s.minimum === 'number' && v < s.minimum) errors.push(`${p}: below ${s.minimum}`);
+        if (typeof s.maximum === 'number' && v > s.maximum) errors.push(`${p}: above ${s.maximum}`);
+        break;
+      case 'boolean':
+        if (typeof v !== 'boolean') return [`${p}: expected a boolean, got ${JSON.stringify(v)?.slice(0, 60)}`];
+        break;
+      case 'array':
+        if (!Array.isArray(v)) return [`${p}: expected an array`];
+        if (typeof s.maxItems === 'number' && v.length > s.maxItems) errors.push(`${p}: more than ${s.maxItems} items`);
+        if (s.items) v.forEach((item, i) => errors.push(...check(s.items as Schema, item, `${p}[${i}]`, depth + 1)));
+        break;
+      case 'object':
+        if (typeof v !== 'object' || v === null || Array.isArray(v)) return [`${p}: expected an object`];
+        break;
+      case undefined:
+        break;
+      default:
+        return [`${p}: unsupported schema type ${String(s.type)}`];
+    }
+    if (Array.isArray(s.enum) && !s.enum.some((e) => e === v)) errors.push(`${p}: ${JSON.stringify(v)} is not one of ${JSON.stringify(s.enum)}`);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+      const o = v as Record<string, unknown>;
+      const props = (s.properties ?? {}) as Record<string, Schema>;
+      for (const r of (s.required ?? []) as string[]) if (!(r in o)) errors.push(`${p}.${r}: required`);
+      for (const [k, val] of Object.entries(o)) {
+        if (props[k]) {
+          if (val !== undefined) errors.push(...check(props[k]!, val, `${p}.${k}`, depth + 1));
+        } else if (s.additionalProperties === false) {
+          errors.push(`${p}.${k}: not allowed`);
+        } else if (s.additionalProperties && typeof s.additionalProperties === 'object') {
+          errors.push(...check(s.additionalProperties as Schema, val, `${p}.${k}`, depth + 1));
+        }
+      }
+    }
+    return errors;
+  };
+  return check(schema, value, path, 0);
+}
