@@ -6,7 +6,16 @@
  *
  * Key and prompt changes reach every admin process through PostgreSQL LISTEN/NOTIFY, so with several
  * admins on one database each pushes the change to the proxies connected to it.
+ *
+ * Consistency: a change notified while a link's snapshot is being loaded is held back and sent
+ * after the snapshot (so a revocation can never be overwritten by an older snapshot). Notifications
+ * are lost while the LISTEN connection is down, so whenever it is re-established every proxy link is
+ * closed (code 1012): each proxy reconnects by itself, receives a fresh snapshot and drops its prompt
+ * cache, keeping its cached keys meanwhile. A watchdog (a NOTIFY to itself every
+ * {@link LISTEN_CHECK_INTERVAL_MS}) re-subscribes when the subscription was lost for good
+ * (postgres.js gives up re-listening if the database is down at that moment).
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -25,7 +34,14 @@ interface Link {
   ws: WebSocket;
   organizationId: string;
   alive: boolean;
+  /** Key changes held back while a snapshot for this link is being loaded; null once synced. */
+  pending: AdminMessage[] | null;
 }
+
+/** How often admin checks that its LISTEN subscription still delivers, in ms. */
+export const LISTEN_CHECK_INTERVAL_MS = 10_000;
+/** How long the watchdog's own notification may take to come back before re-subscribing, in ms. */
+const LISTEN_CHECK_TIMEOUT_MS = 5_000;
 
 /** Counters of the control plane, for /health and /metrics. */
 export interface ControlPlaneStats {
@@ -59,24 +75,97 @@ export async function startControlPlane(server: Server, sql: Sql, logger: Logger
     for (const link of links) if (link.organizationId === organizationId) send(link, msg);
   };
 
-  const keySub = await sql.listen(KEYS_CHANNEL, (payload) => {
-    let change: KeyChange;
+  /** Sends a key change, or holds it back while the link's snapshot is being loaded. */
+  const pushKeys = (organizationId: string, msg: AdminMessage) => {
+    for (const link of links) {
+      if (link.organizationId !== organizationId) continue;
+      if (link.pending) link.pending.push(msg);
+      else send(link, msg);
+    }
+  };
+
+  /**
+   * Loads the organization's keys and sends `keys.snapshot`, then the changes held back meanwhile.
+   * On a database error the link is closed (the proxy keeps its cached keys and reconnects).
+   */
+  const sync = async (link: Link): Promise<void> => {
     try {
-      change = JSON.parse(payload) as KeyChange;
+      const keys = await keyEntries(sql, link.organizationId);
+      send(link, { type: 'keys.snapshot', keys });
+      const held = link.pending ?? [];
+      link.pending = null;
+      for (const msg of held) send(link, msg);
+    } catch (err) {
+      link.pending = null;
+      logger.error({ err }, 'could not load keys for a proxy; closing its link');
+      link.ws.close(1011, 'database unavailable');
+    }
+  };
+
+  const watchdogNonce = randomUUID();
+  let watchdogSeen = true;
+  const onKeyNotification = (payload: string) => {
+    let change: KeyChange | { op: 'ping'; nonce: string };
+    try {
+      change = JSON.parse(payload) as KeyChange | { op: 'ping'; nonce: string };
     } catch {
       return;
     }
-    if (change.op === 'upsert') broadcast(change.organizationId, { type: 'keys.upsert', keys: change.keys });
-    else broadcast(change.organizationId, { type: 'keys.revoke', hashes: change.hashes });
-  });
-  const promptSub = await sql.listen(PROMPTS_CHANNEL, (payload) => {
+    if (change.op === 'ping') {
+      if (change.nonce === watchdogNonce) watchdogSeen = true;
+    } else if (change.op === 'upsert') pushKeys(change.organizationId, { type: 'keys.upsert', keys: change.keys });
+    else if (change.op === 'revoke') pushKeys(change.organizationId, { type: 'keys.revoke', hashes: change.hashes });
+  };
+  /** Closes every link: notifications may have been missed, so each proxy reconnects and resyncs. */
+  const resyncAll = (why: string) => {
+    if (links.size === 0) return;
+    logger.info({ links: links.size }, `${why}; asking every proxy to reconnect and resync`);
+    for (const link of links) link.ws.close(1012, 'resync');
+  };
+  let listenedOnce = false;
+  /** Called by postgres.js on every (re)subscription: after the first, notifications may have been missed. */
+  const onKeysListen = () => {
+    if (listenedOnce) resyncAll('key notifications re-subscribed');
+    listenedOnce = true;
+  };
+  let keySub = await sql.listen(KEYS_CHANNEL, onKeyNotification, onKeysListen);
+  const onPromptNotification = (payload: string) => {
     try {
       const { organizationId, promptId } = JSON.parse(payload) as { organizationId: string; promptId: string };
       broadcast(organizationId, { type: 'prompts.invalidate', promptId });
     } catch {
       /* malformed notification: ignore */
     }
-  });
+  };
+  let promptSub = await sql.listen(PROMPTS_CHANNEL, onPromptNotification);
+
+  let closed = false;
+  let checking = false;
+  const checkListen = async () => {
+    if (checking || closed) return;
+    checking = true;
+    try {
+      watchdogSeen = false;
+      await sql.notify(KEYS_CHANNEL, JSON.stringify({ op: 'ping', nonce: watchdogNonce }));
+      const deadline = Date.now() + LISTEN_CHECK_TIMEOUT_MS;
+      while (!watchdogSeen && !closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      if (watchdogSeen || closed) return;
+      logger.warn('key notifications stopped arriving; re-subscribing');
+      await Promise.allSettled([keySub.unlisten(), promptSub.unlisten()]);
+      listenedOnce = false;
+      keySub = await sql.listen(KEYS_CHANNEL, onKeyNotification, onKeysListen);
+      promptSub = await sql.listen(PROMPTS_CHANNEL, onPromptNotification);
+      resyncAll('key notifications re-subscribed after a loss');
+    } catch (err) {
+      // The database is unreachable: NOTIFY itself failed, or re-subscribing did. Try again later.
+      watchdogSeen = true;
+      logger.warn({ err: (err as Error).message }, 'cannot check key notifications: database unavailable');
+    } finally {
+      checking = false;
+    }
+  };
+  const watchdog = setInterval(() => void checkListen(), LISTEN_CHECK_INTERVAL_MS);
+  watchdog.unref();
 
   const reject = (socket: Duplex, status: number, message: string) => {
     const body = JSON.stringify({ data: null, error: message });
@@ -105,7 +194,7 @@ export async function startControlPlane(server: Server, sql: Sql, logger: Logger
   server.on('upgrade', onUpgrade);
 
   async function onConnection(ws: WebSocket, organizationId: string): Promise<void> {
-    const link: Link = { ws, organizationId, alive: true };
+    const link: Link = { ws, organizationId, alive: true, pending: [] };
     links.add(link);
     stats.connections = links.size;
     logger.info({ organizationId }, 'proxy connected to the control plane');
@@ -124,12 +213,7 @@ export async function startControlPlane(server: Server, sql: Sql, logger: Logger
       }
       void handle(link, msg);
     });
-    try {
-      send(link, { type: 'keys.snapshot', keys: await keyEntries(sql, organizationId) });
-    } catch (err) {
-      logger.error({ err }, 'could not load keys for a proxy; closing its link');
-      ws.close(1011, 'database unavailable');
-    }
+    await sync(link);
   }
 
   async function handle(link: Link, msg: ProxyMessage): Promise<void> {
@@ -175,7 +259,9 @@ export async function startControlPlane(server: Server, sql: Sql, logger: Logger
   return {
     stats: () => ({ ...stats }),
     async close() {
+      closed = true;
       clearInterval(heartbeat);
+      clearInterval(watchdog);
       server.off('upgrade', onUpgrade);
       for (const link of links) link.ws.close(1001, 'admin shutting down');
       wss.close();

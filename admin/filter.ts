@@ -273,15 +273,15 @@ function timestampCondition(sql: Sql, col: () => Fragment, op: TimestampOp, valu
   if (ts === null) throw new HttpError(400, `invalid filter timestamp ${JSON.stringify(value)}`);
   switch (op) {
     case 'equals':
-      return sql`${col()} = ${ts}::timestamptz`;
+      return sql`${col()} = ${ts}::text::timestamptz`;
     case 'gte':
-      return sql`${col()} >= ${ts}::timestamptz`;
+      return sql`${col()} >= ${ts}::text::timestamptz`;
     case 'lte':
-      return sql`${col()} <= ${ts}::timestamptz`;
+      return sql`${col()} <= ${ts}::text::timestamptz`;
     case 'lt':
-      return sql`${col()} < ${ts}::timestamptz`;
+      return sql`${col()} < ${ts}::text::timestamptz`;
     case 'gt':
-      return sql`${col()} > ${ts}::timestamptz`;
+      return sql`${col()} > ${ts}::text::timestamptz`;
   }
 }
 

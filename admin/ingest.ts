@@ -63,14 +63,28 @@ function estimateUsage(record: LogRecord): { prompt: number; completion: number 
   return { prompt, completion };
 }
 
-const NUL_RE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+/**
+ * A `\u0000` escape or a lone surrogate escape (`\ud800`..`\udfff`) in JSON.stringify output, not
+ * preceded by an escaping backslash. JSON.stringify writes paired surrogates as characters and
+ * escapes only lone ones, so every surrogate escape it wrote is a lone one.
+ */
+const UNSAFE_ESCAPE_RE = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g;
+const MAYBE_UNSAFE_RE = /\\u(?:0000|d[89a-f])/;
 
-/** jsonb rejects U+0000; replace it (rarely present) with U+FFFD. */
+/**
+ * jsonb rejects U+0000 and lone surrogates (both valid in JSON and in JS strings); replace them
+ * (rarely present) with U+FFFD, in keys and values alike.
+ */
 function jsonbSafe(value: unknown): unknown {
   if (value === null || value === undefined) return null;
   const text = JSON.stringify(value);
-  if (!text.includes('\\u0000')) return value;
-  return JSON.parse(text.replace(NUL_RE, '$1\\ufffd'));
+  if (!MAYBE_UNSAFE_RE.test(text)) return value;
+  return JSON.parse(text.replace(UNSAFE_ESCAPE_RE, '$1\\ufffd'));
+}
+
+/** A text column's value: PostgreSQL text cannot hold U+0000 (lone surrogates become U+FFFD in UTF-8 anyway). */
+function textSafe<T extends string | null | undefined>(value: T): T {
+  return (typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '\ufffd') : value) as T;
 }
 
 /** Turns one record into a `request_log` row (column → value). */
@@ -110,14 +124,14 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
     api_key_id: r.apiKeyId,
     created_at: new Date(r.createdAt),
     response_created_at: r.responseCreatedAt !== null ? new Date(r.responseCreatedAt) : null,
-    path: r.path,
-    target_url: r.targetUrl,
-    provider: r.provider,
-    request_model: r.requestModel,
-    response_model: responseModel ?? r.modelSent,
-    model_override: r.modelOverride,
-    user_id: r.userId,
-    properties: sql.json(r.properties as never),
+    path: textSafe(r.path),
+    target_url: textSafe(r.targetUrl),
+    provider: textSafe(r.provider),
+    request_model: textSafe(r.requestModel),
+    response_model: textSafe(responseModel ?? r.modelSent),
+    model_override: textSafe(r.modelOverride),
+    user_id: textSafe(r.userId),
+    properties: sql.json(jsonbSafe(r.properties) as never),
     status: r.status,
     streamed: r.streamed,
     delay_ms: r.delayMs,
@@ -132,15 +146,15 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
     completion_audio_tokens: usage?.completion_tokens_details?.audio_tokens ?? null,
     tokens_source: source,
     cost_usd: cost,
-    prompt_text: promptText(r.requestBody),
-    prompt_id: r.prompt?.promptId ?? null,
-    prompt_version_id: r.prompt?.versionId ?? null,
-    prompt_version: r.prompt?.version ?? null,
-    prompt_environment: r.prompt?.environment ?? null,
+    prompt_text: textSafe(promptText(r.requestBody)),
+    prompt_id: textSafe(r.prompt?.promptId ?? null),
+    prompt_version_id: textSafe(r.prompt?.versionId ?? null),
+    prompt_version: textSafe(r.prompt?.version ?? null),
+    prompt_environment: textSafe(r.prompt?.environment ?? null),
     prompt_inputs: r.prompt ? sql.json(jsonbSafe(r.prompt.inputs) as never) : null,
     request_body: sql.json(jsonbSafe(r.requestBody) as never),
     response_body: sql.json(jsonbSafe(r.responseBody) as never),
-    error: r.error !== null ? sql.json(r.error as never) : null,
+    error: r.error !== null ? sql.json(jsonbSafe(r.error) as never) : null,
     extra: sql.json(jsonbSafe(extra) as never),
   };
 }
@@ -156,10 +170,23 @@ export interface IngestResult {
 const BATCH_ROWS = 500;
 
 /**
- * Validates and stores a batch of records for `organizationId` in one transaction; records of
- * another organization or of an invalid shape are rejected (counted, not stored).
- * Resolves only after the transaction committed, so the caller may acknowledge the batch.
- * @throws the database error when the insert fails (the caller must not acknowledge).
+ * True for a PostgreSQL error caused by the data of a row (SQLSTATE class 22 data exception, 23
+ * integrity violation, 54 program limit exceeded such as a too-deep jsonb): retrying the same row
+ * can never succeed, unlike a lost connection or a server shutting down.
+ */
+function isRowDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /^(22|23|54)[0-9A-Z]{3}$/.test(code);
+}
+
+/**
+ * Validates and stores a batch of records for `organizationId` (one multi-row insert per
+ * {@link BATCH_ROWS} rows); records of
+ * another organization or of an invalid shape are rejected (counted, not stored). When the batch
+ * fails because of one row's data (see {@link isRowDataError}), the rows are stored one by one and
+ * the rows PostgreSQL refuses are rejected, so one bad record never blocks the others.
+ * Resolves only after every stored row committed, so the caller may acknowledge the batch.
+ * @throws the database error when the insert fails for another reason (the caller must not acknowledge).
  */
 export async function ingestRecords(sql: Sql, organizationId: string, records: unknown[]): Promise<IngestResult> {
   const rows: Record<string, unknown>[] = [];
@@ -177,19 +204,42 @@ export async function ingestRecords(sql: Sql, organizationId: string, records: u
       if (errors.length < 5) errors.push(`record ${rec.requestId}: organization or provider not allowed on this link`);
       continue;
     }
-    rows.push(recordToRow(rec, sql));
+    try {
+      rows.push(recordToRow(rec, sql));
+    } catch (err) {
+      rejected++;
+      if (errors.length < 5) errors.push(`record ${rec.requestId}: ${(err as Error).message}`);
+    }
   }
   let stored = 0;
-  if (rows.length > 0) {
-    await sql.begin(async (tx) => {
-      for (let i = 0; i < rows.length; i += BATCH_ROWS) {
-        const chunk = rows.slice(i, i + BATCH_ROWS);
-        const result = await (tx as unknown as Sql)`insert into request_log ${sql(chunk as never)} on conflict (id) do nothing`;
-        stored += result.count;
+  let refused = 0;
+  // One statement per chunk, each atomic and committed when it resolves. Deliberately not
+  // sql.begin(): postgres.js 3.4.9 sends ROLLBACK/COMMIT on a transaction's connection even after
+  // the server closed it, which throws from a setImmediate and kills the process
+  // (porsager/postgres#1154, #1208). A chunk stored before a later one failed is harmless: the
+  // proxy re-sends the batch and `on conflict do nothing` skips what is already stored.
+  for (let i = 0; i < rows.length; i += BATCH_ROWS) {
+    const chunk = rows.slice(i, i + BATCH_ROWS);
+    try {
+      const result = await sql`insert into request_log ${sql(chunk as never)} on conflict (id) do nothing`;
+      stored += result.count;
+    } catch (err) {
+      if (!isRowDataError(err)) throw err;
+      // One row's data is refused: store the chunk row by row and reject only the refused rows.
+      for (const row of chunk) {
+        try {
+          const result = await sql`insert into request_log ${sql(row as never)} on conflict (id) do nothing`;
+          stored += result.count;
+        } catch (rowErr) {
+          if (!isRowDataError(rowErr)) throw rowErr;
+          refused++;
+          // The SQLSTATE only: PostgreSQL's messages may quote the data.
+          if (errors.length < 5) errors.push(`record ${String(row.id)}: refused by PostgreSQL (SQLSTATE ${(rowErr as { code?: string }).code})`);
+        }
       }
-    });
+    }
   }
-  return { stored, duplicates: rows.length - stored, rejected, errors };
+  return { stored, duplicates: rows.length - refused - stored, rejected: rejected + refused, errors };
 }
 
 /** The upper-case provider name used in the REST API for a config name. */

@@ -8,7 +8,11 @@ import { generateApiKey, hashApiKey, API_KEY_PREFIX } from '../shared/apikey.ts'
 import type { KeyEntry } from '../shared/controlplane.ts';
 import type { Sql } from './db.ts';
 
-/** NOTIFY channel for key changes; payload {@link KeyChange} as JSON. */
+/**
+ * NOTIFY channel for key changes; payload {@link KeyChange} as JSON. Admin's control plane also
+ * sends itself `{"op":"ping","nonce":…}` on it to check that its LISTEN still delivers (ignored by
+ * every other admin process).
+ */
 export const KEYS_CHANNEL = 'svc_keys';
 
 /** A key change as published on {@link KEYS_CHANNEL}. */

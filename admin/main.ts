@@ -1,18 +1,24 @@
 /**
  * Admin process entry: config, database (embedded unless `DATABASE_URL`), migrations, key
  * bootstrap, the REST API and the control-plane WebSocket on `ADMIN_PORT` (default 8585), the
- * retention job, and a clean stop on SIGINT/SIGTERM.
+ * retention job, and a clean stop on SIGINT/SIGTERM. `GET /metrics` (Prometheus) is answered ahead
+ * of the Koa app; every other request is counted there and logged (one JSON line: request id,
+ * method, route, status, duration — never bodies or keys).
  *
  * Env: `ADMIN_PORT`, `DATABASE_URL`, `SVC_BOOTSTRAP_API_KEY`, `GATEWAY_CONFIG` / `--config FILE`,
  * `SVC_KEY_FILE` (a file that `npm start` uses to hand the proxy its control-plane key, mode 0600).
  */
-import { createServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Context, Next } from 'koa';
 import { configPathFrom, ConfigError, loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createApp } from './app.ts';
 import { startControlPlane } from './controlplane.ts';
 import { openDatabase } from './db.ts';
 import { bootstrapKeys, ensureControlPlaneKey } from './keys.ts';
+import { createAdminMetrics } from './metrics.ts';
 import { startRetention } from './retention.ts';
 
 async function main(): Promise<void> {
@@ -38,7 +44,38 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 65_000;
   const controlPlane = await startControlPlane(server, db.sql, logger);
   const app = createApp({ sql: db.sql, config, logger, health: () => ({ controlPlane: controlPlane.stats() }) });
-  server.on('request', app.callback());
+  const metrics = createAdminMetrics(() => controlPlane.stats());
+  // The route pattern the router matched, per response (for the metric label and the log line).
+  const routes = new WeakMap<ServerResponse, string>();
+  app.middleware.unshift(async (ctx: Context, next: Next) => {
+    try {
+      await next();
+    } finally {
+      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      if (typeof matched === 'string') routes.set(ctx.res, matched);
+    }
+  });
+  const handle = app.callback();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/metrics') return metrics.serve(res);
+    const requestId = randomUUID();
+    const start = performance.now();
+    res.setHeader('svc-request-id', requestId);
+    metrics.observe(req, res, () => routes.get(res) ?? null);
+    // An answer sent before the body was read (413, 401, ...): discard the rest so the client sees it.
+    res.once('prefinish', () => {
+      if (!req.complete) lingerAfterAnswer(req);
+    });
+    res.once('close', () => {
+      const status = res.writableFinished ? res.statusCode : 499;
+      logger[status >= 500 ? 'warn' : 'info'](
+        { requestId, method: req.method, route: routes.get(res) ?? 'unmatched', status, durationMs: Math.round(performance.now() - start) },
+        'request',
+      );
+    });
+    void handle(req, res);
+  });
   const retention = startRetention(db.sql, config.admin.retentionDays, logger);
 
   await new Promise<void>((resolve, reject) => {
@@ -86,6 +123,44 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** After an answer sent before the request body was read: how long and how much of the rest is read and discarded. */
+const LINGER_MS = 5_000;
+const LINGER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * "Lingering close": reads and discards the rest of a request body the app answered early (bounded
+ * by {@link LINGER_MS} / {@link LINGER_BYTES}), so a client still uploading sees the answer, and a
+ * kept-alive connection reaches its next request. When the connection is to close, it half-closes
+ * after the answer instead of being destroyed at once (which, with unread input, makes the kernel
+ * send a reset that can discard the answer before the client read it).
+ */
+function lingerAfterAnswer(req: IncomingMessage): void {
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  const nodeDestroySoon = socket.destroySoon;
+  socket.destroySoon = () => {
+    socket.destroySoon = nodeDestroySoon;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.once('end', () => socket.destroy());
+    if (socket.writable) socket.end();
+  };
+  let bytes = 0;
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  const stop = () => clearTimeout(timer);
+  req.once('end', stop);
+  req.once('close', stop);
+  req.on('data', (c: Buffer) => {
+    bytes += c.length;
+    if (bytes > LINGER_BYTES) {
+      stop();
+      socket.destroy();
+    }
+  });
+  req.resume();
 }
 
 main().catch((err) => {

@@ -108,7 +108,7 @@ const REQUEST_SCALARS = [
 export function toLlmSchema(row: Pick<RequestRow, 'request_body' | 'response_body' | 'error' | 'response_model' | 'provider'>): Json | null {
   const req = row.request_body as Json | null;
   if (!req || typeof req !== 'object' || Array.isArray(req)) return null;
-  const request: Json = { llm_type: Array.isArray(req.messages) ? 'chat' : 'embedding', provider: row.provider };
+  const request: Json = { llm_type: Array.isArray(req.messages) ? 'chat' : 'completion', provider: row.provider };
   if (typeof req.model === 'string') request.model = req.model;
   if (Array.isArray(req.messages)) request.messages = (req.messages as Json[]).filter((m) => m && typeof m === 'object').map(toSchemaMessage);
   const maxTokens = req.max_completion_tokens ?? req.max_tokens;

@@ -7,10 +7,18 @@
  * The link reconnects by itself, forever, with exponential backoff and full jitter (start 0.5 s,
  * cap 30 s, reset after a minute connected) — AWS Architecture Blog, "Exponential Backoff And
  * Jitter" (Marc Brooker, 2015). Cached keys stay valid while the link is down; until the first
- * snapshot arrives, {@link ControlPlaneClient.ready} is false and the proxy answers 503.
+ * snapshot arrives, {@link ControlPlaneClient.ready} is false and the proxy answers 503. A link on
+ * which nothing arrives (admin pings every 15 s) for `livenessTimeoutMs` is considered dead and
+ * replaced, so a silent network partition is detected too.
+ *
+ * `wss://` URLs use TLS (certificate verification always on); `caFile` adds a private CA (PEM).
+ * Every message received is validated (superstruct, see shared/controlplane.ts); a malformed one is
+ * logged and dropped. Only the control-plane API key and log records travel on the link: provider
+ * keys never do.
  */
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import tls from 'node:tls';
 import { LRUCache } from 'lru-cache';
 import WebSocket from 'ws';
 import type { Logger } from 'pino';
@@ -41,16 +49,23 @@ export interface LinkHealth {
 
 /** Options of the client. Times in ms. */
 export interface ControlPlaneOptions {
+  /** `ws://` or `wss://` URL of admin's control-plane endpoint, e.g. `ws://127.0.0.1:8585/v1/control-plane`. */
   url: string;
+  /** The API key the link authenticates with (`SVC_CONTROL_PLANE_API_KEY`), sent as `Authorization: Bearer`. */
   apiKey: string;
+  /** PEM file of a private CA (or several) to trust for `wss://`, in addition to Node's bundled root CAs. */
   caFile?: string | null;
   queue: LogQueueOptions;
   flushIntervalMs: number;
   logger: Logger;
-  /** Backoff: first delay, cap, and how long a link must stay up to reset the attempt count. */
+  /** Backoff: first delay (default 500), cap (default 30,000), and how long a link must stay up to reset the attempt count (default 60,000). */
   backoffStartMs?: number;
   backoffCapMs?: number;
   stableAfterMs?: number;
+  /** A link on which nothing (message or ping) arrives for this long is closed and re-established. Default 45,000 (admin pings every 15,000). */
+  livenessTimeoutMs?: number;
+  /** WebSocket opening handshake timeout. Default 10,000. */
+  handshakeTimeoutMs?: number;
   /** Prompt lookup timeout. Default 5,000 ms. */
   promptTimeoutMs?: number;
 }
@@ -65,16 +80,25 @@ export class ControlPlaneClient {
   private attempts = 0;
   private stableTimer: NodeJS.Timeout | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
+  private livenessTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly flushTimer: NodeJS.Timeout;
   private readonly prompts = new LRUCache<string, PromptVersion>({ max: 10_000 });
   private readonly pendingPrompts = new Map<string, { resolve: (r: PromptLookup) => void; timer: NodeJS.Timeout }>();
-  private readonly ca: Buffer | undefined;
+  private readonly ca: Array<string | Buffer> | undefined;
   /** Records waiting for admin. */
   readonly queue: LogQueue;
 
+  /**
+   * Creates the client without connecting; see {@link ControlPlaneClient.start}.
+   * @throws {Error} when `caFile` is given but cannot be read.
+   */
   constructor(private readonly options: ControlPlaneOptions) {
-    this.ca = options.caFile ? readFileSync(options.caFile) : undefined;
+    try {
+      this.ca = options.caFile ? [...tls.rootCertificates, readFileSync(options.caFile)] : undefined;
+    } catch (err) {
+      throw new Error(`control-plane.ca-file: cannot read ${options.caFile} (${(err as Error).message})`);
+    }
     this.queue = new LogQueue(options.queue, (message) => {
       if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
       this.ws.send(message);
@@ -84,7 +108,11 @@ export class ControlPlaneClient {
     this.flushTimer.unref();
   }
 
-  /** Creates the client and starts connecting (it never throws for an unreachable admin). */
+  /**
+   * Creates the client and starts connecting. It never throws or exits for an unreachable admin: it
+   * keeps reconnecting until {@link ControlPlaneClient.close}.
+   * @throws {Error} only when `caFile` cannot be read.
+   */
   static start(options: ControlPlaneOptions): ControlPlaneClient {
     const client = new ControlPlaneClient(options);
     client.connect();
@@ -116,24 +144,34 @@ export class ControlPlaneClient {
     const ws = new WebSocket(this.options.url, {
       headers: { authorization: `Bearer ${this.options.apiKey}` },
       ca: this.ca,
-      handshakeTimeout: 10_000,
+      handshakeTimeout: this.options.handshakeTimeoutMs ?? 10_000,
       maxPayload: 256 * 1024 * 1024,
     });
     this.ws = ws;
     ws.on('open', () => {
+      this.alive(ws);
       this.setConnected(true);
       this.stableTimer = setTimeout(() => (this.attempts = 0), this.options.stableAfterMs ?? 60_000);
       this.stableTimer.unref();
       this.options.logger.info({ url: this.options.url }, 'control plane connected');
     });
+    ws.on('ping', () => this.alive(ws));
     ws.on('message', (data, isBinary) => {
-      if (isBinary) return;
+      this.alive(ws);
+      if (isBinary) {
+        this.options.logger.warn('dropped a binary control-plane message');
+        return;
+      }
       const msg = parseMessage<AdminMessage>(data.toString(), AdminMessageSchema);
       if (msg instanceof Error) {
         this.options.logger.warn({ reason: msg.message }, 'dropped a malformed control-plane message');
         return;
       }
-      this.onMessage(msg);
+      try {
+        this.onMessage(msg);
+      } catch (err) {
+        this.options.logger.error({ err, type: msg.type }, 'handling a control-plane message failed; dropped');
+      }
     });
     ws.on('unexpected-response', (_req, res) => {
       this.options.logger.error({ status: res.statusCode }, 'control plane refused the link (check SVC_CONTROL_PLANE_API_KEY)');
@@ -146,6 +184,7 @@ export class ControlPlaneClient {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.stableTimer) clearTimeout(this.stableTimer);
+      if (this.livenessTimer) clearTimeout(this.livenessTimer);
       if (this.connected) this.setConnected(false);
       this.queue.linkLost();
       for (const [reqId, pending] of this.pendingPrompts) {
@@ -156,6 +195,18 @@ export class ControlPlaneClient {
       this.prompts.clear();
       this.scheduleReconnect();
     });
+  }
+
+  /** Something arrived on `ws`: restart its liveness deadline. */
+  private alive(ws: WebSocket): void {
+    if (this.livenessTimer) clearTimeout(this.livenessTimer);
+    const timeoutMs = this.options.livenessTimeoutMs ?? 45_000;
+    this.livenessTimer = setTimeout(() => {
+      if (this.ws !== ws) return;
+      this.options.logger.warn({ timeoutMs }, 'control plane link silent; reconnecting');
+      ws.terminate();
+    }, timeoutMs);
+    this.livenessTimer.unref();
   }
 
   private setConnected(connected: boolean): void {
@@ -244,6 +295,7 @@ export class ControlPlaneClient {
     clearInterval(this.flushTimer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.stableTimer) clearTimeout(this.stableTimer);
+    if (this.livenessTimer) clearTimeout(this.livenessTimer);
     this.ws?.close(1001, 'proxy shutting down');
     return drained;
   }

@@ -11,8 +11,10 @@
  * response ended.
  */
 import { randomUUID } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import httpProxy from 'http-proxy-3';
 import type { Logger } from 'pino';
@@ -23,13 +25,13 @@ import { listModels } from '../shared/models.ts';
 import { isProviderName, type ProviderName } from '../shared/providers.ts';
 import type { LogRecord } from '../shared/record.ts';
 import { bearerToken, hashApiKey } from '../shared/apikey.ts';
-import { LatencyBalancer } from './balancer/latency.ts';
 import type { ControlPlaneClient } from './controlplane.ts';
 import { badRequest, GatewayError, sendError } from './errors.ts';
 import { adapterFor } from './providers/index.ts';
 import type { Endpoint, ProviderAdapter, ProviderCall, UpstreamRequest } from './providers/types.ts';
 import { createRateLimiter, rateLimitHeaders, type RateLimiter } from './ratelimit/index.ts';
 import { ResponseRecorder } from './response-recorder.ts';
+import { isRetryable, RouterRuntime } from './router.ts';
 import { applyPrompt, type AppliedPrompt } from './prompts.ts';
 import { applyTokenLimit, parseTokenLimitHandler, type TokenLimitResult } from './tokenlimit/index.ts';
 import type { Metrics } from './metrics.ts';
@@ -55,7 +57,14 @@ export interface RequestContext {
   adapter: ProviderAdapter | null;
   call: ProviderCall | null;
   upstream: UpstreamRequest | null;
-  balancer: LatencyBalancer<ProviderName> | null;
+  /** The router's run-time state (balancer, health, retries) on /router/<name>/…; null on /ai. */
+  router: RouterRuntime | null;
+  /** Providers tried so far (router retries go elsewhere when they can). */
+  tried: Set<ProviderName>;
+  /** Start of the current attempt (ms, performance.now()). */
+  attemptStartMs: number;
+  /** The client named the provider (`<provider>/<model>` on a router): retries stay with it. */
+  pinned: boolean;
   prompt: AppliedPrompt | null;
   tokenLimit: TokenLimitResult | null;
   recorder: ResponseRecorder | null;
@@ -90,13 +99,29 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'p
 const CTX = Symbol('svc.ctx');
 type WithCtx = IncomingMessage & { [CTX]?: RequestContext };
 
-/** Parses `Svc-Property-<Name>` headers into `{Name: value}` (names as sent, lower-cased by Node). */
+/**
+ * Parses `Svc-Property-<Name>` headers into `{name: value}` (names lower-cased; repeated headers
+ * joined with ", "). Reads `rawHeaders`, which stay the client's after `forward` swaps in the
+ * provider's headers.
+ */
 function properties(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (k.startsWith('svc-property-') && typeof v === 'string') out[k.slice('svc-property-'.length)] = v;
+  // No prototype: a property named "__proto__" or "constructor" is just a name.
+  const out: Record<string, string> = Object.create(null);
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const k = raw[i]!.toLowerCase();
+    if (!k.startsWith('svc-property-') || k.length === 'svc-property-'.length) continue;
+    const name = k.slice('svc-property-'.length);
+    out[name] = Object.hasOwn(out, name) ? `${out[name]}, ${raw[i + 1]}` : raw[i + 1]!;
   }
   return out;
+}
+
+/** The first value of a header as the client sent it (from `rawHeaders`; see {@link properties}). */
+function clientHeader(req: IncomingMessage, name: string): string | null {
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) return raw[i + 1]!;
+  return null;
 }
 
 function header(req: IncomingMessage, name: string): string | null {
@@ -125,10 +150,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     /* per-call callbacks handle errors; this keeps the emitter from throwing */
   });
 
-  const balancers = new Map<string, LatencyBalancer<ProviderName>>();
-  for (const r of Object.values(config.routers)) {
-    balancers.set(r.name, new LatencyBalancer(r.chat.providers.map((p) => p.provider)));
-  }
+  const routers = new Map<string, RouterRuntime>();
+  for (const r of Object.values(config.routers)) routers.set(r.name, new RouterRuntime(r, config.providers));
   const modelsBody = JSON.stringify({
     object: 'list',
     data: listModels()
@@ -140,7 +163,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
   let closing = false;
   const idle: Array<() => void> = [];
 
-  const server = http.createServer({ headersTimeout: config.server.headersTimeoutMs, requestTimeout: 0, keepAliveTimeout: 65_000 });
+  // Node enforces headersTimeout on a timer of `connectionsCheckingInterval` (30 s by default): check
+  // often enough that a slow-headers client is cut close to the configured timeout.
+  const server = http.createServer({ headersTimeout: config.server.headersTimeoutMs, requestTimeout: 0, keepAliveTimeout: 65_000, connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(config.server.headersTimeoutMs / 4))) });
   server.on('request', (req, res) => {
     inFlight++;
     res.once('close', () => {
@@ -149,8 +174,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     void handle(req, res);
   });
   server.on('clientError', (err, socket) => {
-    if (!socket.writable) return socket.destroy();
     const code = (err as { code?: string }).code;
+    // A response already on its way on this socket cannot be followed by an error response.
+    const current = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (!socket.writable || code === 'ECONNRESET' || current?.headersSent) return socket.destroy();
+    // The code only: `err.rawPacket` holds the client's bytes (keys, bodies) and is never logged.
+    logger.debug({ code }, 'malformed HTTP request');
     const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const body = JSON.stringify({ error: { message: `malformed HTTP request (${code ?? 'parse error'})`, type: 'invalid_request_error', param: null, code: 'bad_request' } });
     socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
@@ -181,7 +210,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
       adapter: null,
       call: null,
       upstream: null,
-      balancer: null,
+      router: null,
+      tried: new Set(),
+      attemptStartMs: 0,
+      pinned: false,
       prompt: null,
       tokenLimit: null,
       recorder: null,
@@ -219,6 +251,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         features: config.features,
         controlPlane: controlPlane?.health() ?? null,
         logQueue: controlPlane?.queue.getStats() ?? null,
+        routers: Object.fromEntries([...routers].map(([name, r]) => [name, r.healthView()])),
       });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
@@ -265,7 +298,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   /** authenticate: the Bearer key's SHA-256 looked up in the locally held key set. */
   function authenticate(ctx: RequestContext): void {
-    if (!controlPlane!.ready) throw new GatewayError(503, 'auth data not ready', 'server_error', 'auth_not_ready');
+    // Before the first key snapshot nothing can be authenticated: never admit an unknown key.
+    if (!controlPlane!.ready) throw new GatewayError(503, 'auth data not ready', 'server_error', 'auth_not_ready', null, { 'retry-after': '1' });
     const key = bearerToken(ctx.req.headers.authorization);
     if (!key) throw new GatewayError(401, 'missing API key: send "Authorization: Bearer <API key>"', 'invalid_request_error', 'invalid_api_key');
     const hash = hashApiKey(key);
@@ -292,9 +326,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
     for (const k in headers) ctx.res.setHeader(k, headers[k]!);
   }
 
-  /** parse: read the body (bounded) and check the members every endpoint needs. */
+  /**
+   * parse: read the body (bounded in size and in idle time), check it is UTF-8 JSON nested at most
+   * {@link MAX_JSON_DEPTH} deep, and check the members every endpoint needs.
+   */
   async function parse(ctx: RequestContext): Promise<void> {
-    const raw = await readBody(ctx.req, config.server.maxBodyBytes);
+    const raw = await readBody(ctx.req, config.server.maxBodyBytes, config.server.headersTimeoutMs);
+    if (!isUtf8(raw)) throw badRequest('the request body is not valid UTF-8', null, 'invalid_encoding');
+    if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) throw badRequest(`the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`, null, 'too_deep');
     let body: unknown;
     try {
       body = JSON.parse(raw.toString('utf8'));
@@ -306,22 +345,82 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const override = header(ctx.req, 'svc-model-override');
     if (override) b.model = override;
     if (b.prompt_id === undefined) validateBody(ctx, b);
+    else {
+      if (typeof b.prompt_id !== 'string' || b.prompt_id.length === 0) throw badRequest('"prompt_id" must be a non-empty string', 'prompt_id', 'invalid_type');
+      for (const k of ['version_id', 'environment'] as const) {
+        if (b[k] !== undefined && b[k] !== null && typeof b[k] !== 'string') throw badRequest(`"${k}" must be a string`, k, 'invalid_type');
+      }
+      if (b.inputs !== undefined && b.inputs !== null && !isObject(b.inputs)) throw badRequest('"inputs" must be an object', 'inputs', 'invalid_type');
+    }
     ctx.body = b;
     ctx.clientBody = b;
     ctx.requestModel = typeof b.model === 'string' ? b.model : null;
   }
 
+  /**
+   * Checks the types of the members the gateway or a provider mapping reads, so a mistyped body is
+   * a 400 here rather than an error (or a 500) further on. Unknown members pass through as sent.
+   */
   function validateBody(ctx: RequestContext, b: ChatCompletionRequest): void {
     if (typeof b.model !== 'string' || b.model.length === 0) throw badRequest('missing required member "model" (a string such as "openai/gpt-4o-mini")', 'model', 'missing_model');
+    const wrongType = (member: string, what: string) => badRequest(`"${member}" must be ${what}`, member, 'invalid_type');
+    const absent = (v: unknown) => v === undefined || v === null;
+    for (const k of NUMBER_MEMBERS) {
+      const v = b[k];
+      if (!absent(v) && (typeof v !== 'number' || !Number.isFinite(v))) throw wrongType(k, 'a number');
+    }
+    for (const k of BOOLEAN_MEMBERS) if (!absent(b[k]) && typeof b[k] !== 'boolean') throw wrongType(k, 'a boolean');
+    if (!absent(b.user) && typeof b.user !== 'string') throw wrongType('user', 'a string');
     if (ctx.endpoint === 'chat') {
       if (!Array.isArray(b.messages)) throw badRequest('missing required member "messages" (an array of chat messages)', 'messages', 'missing_messages');
       for (let i = 0; i < b.messages.length; i++) {
-        const m = b.messages[i];
-        if (!m || typeof m !== 'object' || typeof m.role !== 'string') throw badRequest(`messages[${i}] must be an object with a string "role"`, `messages[${i}]`, 'invalid_message');
+        const m = b.messages[i] as unknown as Record<string, unknown> | null;
+        if (!isObject(m) || typeof m.role !== 'string') throw badRequest(`messages[${i}] must be an object with a string "role"`, `messages[${i}]`, 'invalid_message');
+        const c = m.content;
+        if (!absent(c) && typeof c !== 'string') {
+          if (!Array.isArray(c)) throw badRequest(`messages[${i}].content must be a string or an array of content parts`, `messages[${i}].content`, 'invalid_message');
+          for (let j = 0; j < c.length; j++) {
+            const part = c[j] as unknown;
+            if (!isObject(part) || typeof part.type !== 'string') throw badRequest(`messages[${i}].content[${j}] must be an object with a string "type"`, `messages[${i}].content[${j}]`, 'invalid_message');
+            if (part.type === 'text' && typeof part.text !== 'string') throw badRequest(`messages[${i}].content[${j}].text must be a string`, `messages[${i}].content[${j}].text`, 'invalid_message');
+          }
+        }
+        if (!absent(m.name) && typeof m.name !== 'string') throw badRequest(`messages[${i}].name must be a string`, `messages[${i}].name`, 'invalid_message');
+        if (!absent(m.tool_call_id) && typeof m.tool_call_id !== 'string') throw badRequest(`messages[${i}].tool_call_id must be a string`, `messages[${i}].tool_call_id`, 'invalid_message');
+        if (!absent(m.tool_calls)) {
+          if (!Array.isArray(m.tool_calls)) throw badRequest(`messages[${i}].tool_calls must be an array`, `messages[${i}].tool_calls`, 'invalid_message');
+          for (let j = 0; j < m.tool_calls.length; j++) {
+            const tc = m.tool_calls[j] as unknown;
+            const fn = isObject(tc) ? tc.function : undefined;
+            if (!isObject(tc) || !isObject(fn) || typeof fn.name !== 'string' || (!absent(fn.arguments) && typeof fn.arguments !== 'string')) {
+              throw badRequest(`messages[${i}].tool_calls[${j}] must be {"id", "type": "function", "function": {"name": string, "arguments": string}}`, `messages[${i}].tool_calls[${j}]`, 'invalid_message');
+            }
+            if (!absent(tc.id) && typeof tc.id !== 'string') throw badRequest(`messages[${i}].tool_calls[${j}].id must be a string`, `messages[${i}].tool_calls[${j}].id`, 'invalid_message');
+          }
+        }
       }
-      if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean') throw badRequest('"stream" must be a boolean', 'stream', 'invalid_type');
-    } else if (b.input === undefined) {
-      throw badRequest('missing required member "input"', 'input', 'missing_input');
+      if (!absent(b.stream_options) && !isObject(b.stream_options)) throw wrongType('stream_options', 'an object');
+      if (!absent(b.response_format) && !isObject(b.response_format)) throw wrongType('response_format', 'an object');
+      if (!absent(b.stop) && typeof b.stop !== 'string' && !(Array.isArray(b.stop) && b.stop.every((x) => typeof x === 'string'))) throw wrongType('stop', 'a string or an array of strings');
+      if (!absent(b.tool_choice) && typeof b.tool_choice !== 'string' && !isObject(b.tool_choice)) throw wrongType('tool_choice', 'a string or an object');
+      if (!absent(b.tools)) {
+        if (!Array.isArray(b.tools)) throw wrongType('tools', 'an array of tools');
+        for (let j = 0; j < b.tools.length; j++) {
+          const t = b.tools[j] as unknown;
+          const fn = isObject(t) ? t.function : undefined;
+          if (!isObject(t) || (!absent(t.type) && typeof t.type !== 'string') || (!absent(fn) && !(isObject(fn) && typeof fn.name === 'string'))) {
+            throw badRequest(`tools[${j}] must be {"type": "function", "function": {"name": string, ...}}`, `tools[${j}]`, 'invalid_type');
+          }
+          if (isObject(fn) && !absent(fn.parameters) && !isObject(fn.parameters)) throw badRequest(`tools[${j}].function.parameters must be an object`, `tools[${j}].function.parameters`, 'invalid_type');
+        }
+      }
+    } else {
+      const input = b.input;
+      if (input === undefined) throw badRequest('missing required member "input"', 'input', 'missing_input');
+      const ok =
+        typeof input === 'string' ||
+        (Array.isArray(input) && input.every((x) => typeof x === 'string' || (typeof x === 'number' && Number.isInteger(x)) || (Array.isArray(x) && x.every((n) => typeof n === 'number' && Number.isInteger(n)))));
+      if (!ok) throw wrongType('input', 'a string, an array of strings, or token arrays');
     }
   }
 
@@ -371,18 +470,18 @@ export function createGateway(deps: GatewayDeps): Gateway {
       ctx.provider = prefix;
       ctx.model = model.slice(slash + 1);
     } else {
-      const router = config.routers[ctx.routerName]!;
-      const lb = ctx.endpoint === 'embeddings' ? router.embeddings : router.chat;
-      const members = lb.providers.map((p) => p.provider);
+      const runtime = routers.get(ctx.routerName)!;
+      ctx.router = runtime;
+      const members = runtime.members(ctx.endpoint);
       if (prefix && isProviderName(prefix)) {
-        if (!members.includes(prefix)) throw badRequest(`provider ${JSON.stringify(prefix)} is not part of router ${JSON.stringify(router.name)} (providers: ${members.join(', ')})`, 'model', 'provider_not_in_router');
+        if (!members.includes(prefix)) throw badRequest(`provider ${JSON.stringify(prefix)} is not part of router ${JSON.stringify(ctx.routerName)} (providers: ${members.join(', ')})`, 'model', 'provider_not_in_router');
         ctx.provider = prefix;
         ctx.model = model.slice(slash + 1);
+        ctx.pinned = true;
       } else {
-        const balancer = balancers.get(router.name)!;
-        ctx.provider = balancer.pick(members)!;
-        ctx.balancer = balancer;
-        ctx.model = model;
+        const choice = runtime.choose(ctx.endpoint, model, ctx.tried)!;
+        ctx.provider = choice.provider;
+        ctx.model = choice.model;
       }
     }
     const adapter = adapterFor(ctx.provider)!;
@@ -408,7 +507,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     req[CTX] = ctx;
     // The outgoing headers are exactly the provider's: the client's Authorization and Svc-* never leave.
     (req as { headers: Record<string, string> }).headers = up.headers;
-    ctx.balancer?.start(ctx.provider!);
+    ctx.router?.latency.start(ctx.provider!);
+    ctx.attemptStartMs = performance.now();
+    ctx.timedOut = false;
+    const firstAttempt = ctx.tried.size === 0;
+    ctx.tried.add(ctx.provider!);
     const body = up.body;
     proxy.web(
       req,
@@ -421,7 +524,35 @@ export function createGateway(deps: GatewayDeps): Gateway {
       },
       (err: Error) => upstreamError(ctx, err),
     );
-    ctx.res.once('close', () => finish(ctx));
+    if (firstAttempt) ctx.res.once('close', () => finish(ctx));
+  }
+
+  /**
+   * Router retries: after a retryable outcome (connection error or timeout = status 0, 429, 5xx)
+   * before any byte reached the client, waits the policy's backoff and sends the request again — to
+   * the next-best provider when the router has another. Records the outcome in the router's health.
+   * @returns true when a retry was scheduled (the caller must not answer the client).
+   */
+  function retryIfAllowed(ctx: RequestContext, status: number, retryAfterMs: number | null, error: string | null): boolean {
+    const runtime = ctx.router;
+    if (!runtime) return false;
+    const latency = performance.now() - ctx.attemptStartMs;
+    runtime.record(ctx.provider!, status, retryAfterMs);
+    if (!isRetryable(status) || ctx.res.headersSent || ctx.res.destroyed) return false;
+    const delay = runtime.retryDelayMs(ctx.tried.size);
+    if (delay === null) return false;
+    ctx.attempts.push({ provider: ctx.provider!, status, latencyMs: latency, error });
+    runtime.latency.finish(ctx.provider!, status === 0 ? null : latency);
+    metrics?.requests.inc({ route: 'router:retry', provider: ctx.provider!, status: String(status) });
+    setTimeout(() => {
+      if (ctx.finished || ctx.res.destroyed) return;
+      (async () => {
+        if (!ctx.pinned) chooseProvider(ctx);
+        await map(ctx);
+        forward(ctx);
+      })().catch((err) => fail(ctx, err));
+    }, delay);
+    return true;
   }
 
   proxy.on('proxyReq', (proxyReq: http.ClientRequest, req: IncomingMessage) => {
@@ -442,9 +573,16 @@ export function createGateway(deps: GatewayDeps): Gateway {
   function onUpstreamResponse(ctx: RequestContext, proxyRes: IncomingMessage, res: ServerResponse): void {
     ctx.responseAtMs = performance.now();
     const status = proxyRes.statusCode ?? 502;
+    const retryAfter = Number(proxyRes.headers['retry-after']);
+    if (retryIfAllowed(ctx, status, Number.isFinite(retryAfter) ? retryAfter * 1000 : null, null)) {
+      proxyRes.resume();
+      ctx.responseAtMs = null;
+      return;
+    }
     ctx.status = status;
-    ctx.attempts.push({ provider: ctx.provider!, status, latencyMs: ctx.responseAtMs - ctx.startMs });
-    ctx.balancer?.finish(ctx.provider!, ctx.responseAtMs - ctx.startMs);
+    const attemptMs = ctx.responseAtMs - ctx.attemptStartMs;
+    ctx.attempts.push({ provider: ctx.provider!, status, latencyMs: attemptMs });
+    ctx.router?.latency.finish(ctx.provider!, attemptMs);
     const adapter = ctx.adapter!;
     const ok = status >= 200 && status < 300;
     const contentType = String(proxyRes.headers['content-type'] ?? '');
@@ -560,19 +698,26 @@ export function createGateway(deps: GatewayDeps): Gateway {
   /** The upstream request failed before a response: 502, or 504 on timeout. */
   function upstreamError(ctx: RequestContext, err: Error): void {
     if (ctx.finished) return;
+    if (!ctx.res.headersSent && retryIfAllowed(ctx, 0, null, (err as { code?: string }).code ?? err.message)) return;
     if (ctx.res.headersSent) return onMidStreamError(ctx);
     if (ctx.res.destroyed) return; // the client went away; finish() records it
     const latency = performance.now() - ctx.startMs;
     const status = ctx.timedOut ? 504 : 502;
     ctx.attempts.push({ provider: ctx.provider!, status: 0, latencyMs: latency, error: (err as { code?: string }).code ?? err.message });
-    ctx.balancer?.finish(ctx.provider!, ctx.timedOut ? latency : null);
+    ctx.router?.latency.finish(ctx.provider!, ctx.timedOut ? latency : null);
     const e = ctx.timedOut
       ? new GatewayError(504, `provider ${ctx.provider} did not answer within ${config.server.upstreamTimeoutMs} ms`, 'server_error', 'upstream_timeout')
       : new GatewayError(502, `provider ${ctx.provider} is unreachable (${(err as { code?: string }).code ?? err.message})`, 'server_error', 'upstream_unreachable');
     fail(ctx, e);
   }
 
-  /** Answers an error to the client (unless it already has a response). */
+  /** The `code` of the error each failed request was answered with (for the request log line). */
+  const errorCodes = new WeakMap<RequestContext, string>();
+
+  /**
+   * Answers an error to the client (unless it already has a response) and makes sure the request
+   * is counted, logged and (when it has a key and a parsed body) recorded once, by {@link finish}.
+   */
   function fail(ctx: RequestContext, err: unknown): void {
     let e: GatewayError;
     if (err instanceof GatewayError) e = err;
@@ -582,33 +727,59 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     ctx.status = e.status;
     ctx.error = e.message;
+    errorCodes.set(ctx, e.code ?? e.type);
     const extra: Record<string, string> = { 'svc-id': ctx.id };
     if (ctx.provider) extra['svc-provider'] = ctx.provider;
-    // Unread request bodies (413, early 4xx) must not be parsed as the next request.
-    if (!ctx.req.complete) extra.connection = 'close';
+    // An unread request body (413, early 4xx) must not be parsed as the next request. A stalled one
+    // is abandoned with the connection; any other is read and discarded after the answer (bounded),
+    // so the client sees the answer rather than a reset, and Node's parser finds the next request.
+    const unread = !ctx.req.complete;
+    if (unread && e.status === 408) extra.connection = 'close';
+    else if (unread) lingerAfterAnswer(ctx.req);
     sendError(ctx.res, e, extra);
-    if (!ctx.req.complete) ctx.res.once('finish', () => ctx.req.socket.destroySoon?.());
-    if (!ctx.upstream) {
-      metrics?.requests.inc({ route: routeLabel(ctx), provider: ctx.provider ?? 'none', status: String(e.status) });
-      if (observe && ctx.key && ctx.body && e.status !== 401) ctx.res.once('close', () => finish(ctx));
-    }
+    if ((ctx.res as unknown as { _closed?: boolean })._closed) finish(ctx);
+    else ctx.res.once('close', () => finish(ctx));
   }
 
   function routeLabel(ctx: RequestContext): string {
     return ctx.routerName ? `router:${ctx.endpoint}` : ctx.path;
   }
 
-  /** record: once the response is over, build the log record and queue it. */
+  /**
+   * record: once the response is over (or the client left), count the request, log one line (ids,
+   * route, status, timings — never bodies, keys or error texts) and, when it was authenticated and
+   * its body parsed, queue its log record. Runs once per request.
+   */
   function finish(ctx: RequestContext): void {
     if (ctx.finished) return;
     ctx.finished = true;
     const clientClosed = !ctx.res.writableFinished;
-    if (clientClosed && ctx.balancer && ctx.responseAtMs === null) ctx.balancer.finish(ctx.provider!, null);
+    if (clientClosed && ctx.router && ctx.responseAtMs === null) ctx.router.latency.finish(ctx.provider!, null);
     const endMs = performance.now();
-    metrics?.requests.inc({ route: routeLabel(ctx), provider: ctx.provider ?? 'none', status: String(ctx.status || 499) });
-    metrics?.latency.observe({ provider: ctx.provider ?? 'none' }, (endMs - ctx.startMs) / 1000);
-    if (ctx.firstByteMs !== null) metrics?.timeToFirstToken.observe({ provider: ctx.provider ?? 'none' }, (ctx.firstByteMs - ctx.startMs) / 1000);
-    if (!observe || !ctx.key || !controlPlane) return;
+    const status = clientClosed && ctx.status < 400 ? 499 : ctx.status;
+    // Unknown paths share one label, so clients cannot grow the metric without bound.
+    const route = ctx.routerName || KNOWN_PATHS.has(ctx.path) ? routeLabel(ctx) : 'unmatched';
+    const provider = ctx.provider ?? 'none';
+    metrics?.requests.inc({ route, provider, status: String(status) });
+    metrics?.latency.observe({ provider }, (endMs - ctx.startMs) / 1000);
+    if (ctx.firstByteMs !== null) metrics?.timeToFirstToken.observe({ provider }, (ctx.firstByteMs - ctx.startMs) / 1000);
+    logger[status >= 500 ? 'warn' : 'info'](
+      {
+        requestId: ctx.id,
+        route,
+        provider: ctx.provider,
+        model: ctx.model,
+        status,
+        durationMs: Math.round(endMs - ctx.startMs),
+        ttftMs: ctx.firstByteMs !== null ? Math.round(ctx.firstByteMs - ctx.startMs) : null,
+        attempts: ctx.attempts.length,
+        clientClosed,
+        errorCode: errorCodes.get(ctx) ?? (ctx.error !== null ? 'upstream_error' : null),
+        organizationId: ctx.key?.organizationId ?? null,
+      },
+      'request',
+    );
+    if (!observe || !ctx.key || !ctx.body || !controlPlane) return;
     const rec = ctx.recorder?.finish(ctx.status) ?? null;
     const record: LogRecord = {
       requestId: ctx.id,
@@ -621,10 +792,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
       provider: ctx.provider ?? 'openai',
       requestModel: ctx.requestModel,
       modelSent: ctx.model,
-      modelOverride: header(ctx.req, 'svc-model-override'),
-      userId: header(ctx.req, 'svc-user-id'),
+      // The client's headers: `forward` replaced req.headers with the provider's.
+      modelOverride: clientHeader(ctx.req, 'svc-model-override'),
+      userId: clientHeader(ctx.req, 'svc-user-id'),
       properties: properties(ctx.req),
-      status: clientClosed && ctx.status < 400 ? 499 : ctx.status,
+      status,
       streamed: ctx.body?.stream === true,
       delayMs: endMs - ctx.startMs,
       timeToFirstTokenMs: ctx.firstByteMs !== null ? ctx.firstByteMs - ctx.startMs : null,
@@ -651,7 +823,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
       endpoint: ctx.endpoint,
     };
     controlPlane.queue.push(record);
-    metrics?.logQueueDepth.set(controlPlane.queue.getStats().queued);
   }
 
   return {
@@ -684,25 +855,67 @@ function stripPromptMembers(body: ChatCompletionRequest): void {
   delete body.inputs;
 }
 
+/** Paths of the /ai and /v1 routes (the metric's `route` label; anything else is `unmatched`). */
+const KNOWN_PATHS = new Set(['/ai/chat/completions', '/v1/chat/completions', '/ai/embeddings', '/v1/embeddings']);
+/** Deepest JSON nesting accepted in a request body (objects and arrays); deeper is a 400. */
+const MAX_JSON_DEPTH = 128;
+/** Members that, when present and not null, must be finite numbers. */
+const NUMBER_MEMBERS = ['max_tokens', 'max_completion_tokens', 'n', 'temperature', 'top_p', 'top_k', 'frequency_penalty', 'presence_penalty', 'seed', 'top_logprobs', 'dimensions'] as const;
+/** Members that, when present and not null, must be booleans. */
+const BOOLEAN_MEMBERS = ['stream', 'logprobs', 'parallel_tool_calls', 'store'] as const;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 /**
- * Reads a request body of at most `limit` bytes.
- * @throws {GatewayError} 413 as soon as the declared or received size exceeds `limit` (the rest is not read).
+ * True when the JSON text nests objects/arrays deeper than `max` (brackets inside strings do not
+ * count). A linear byte scan, run before `JSON.parse` so no deep structure is ever built.
  */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function jsonDepthExceeds(buf: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i]!;
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Reads a request body of at most `limit` bytes, waiting at most `idleMs` for each next piece.
+ * @throws {GatewayError} 413 as soon as the declared or received size exceeds `limit` (the rest is
+ *   not read); 408 when the client stops sending for `idleMs`; 400 when the client aborts.
+ */
+function readBody(req: IncomingMessage, limit: number, idleMs: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) return Promise.reject(new GatewayError(413, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`, 'invalid_request_error', 'request_too_large'));
+  if (req.complete && req.readableLength === 0 && !req.readable) return Promise.resolve(Buffer.alloc(0));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let timer: NodeJS.Timeout | null = null;
+    const arm = () => {
+      if (timer) timer.refresh();
+      else timer = setTimeout(onIdle, idleMs);
+    };
+    const stop = (err: GatewayError) => {
+      cleanup();
+      req.pause();
+      reject(err);
+    };
+    const onIdle = () => stop(new GatewayError(408, `the request body stalled: nothing arrived for ${idleMs} ms`, 'invalid_request_error', 'request_timeout'));
     const onData = (c: Buffer) => {
       size += c.length;
-      if (size > limit) {
-        cleanup();
-        req.pause();
-        reject(new GatewayError(413, `request body exceeds the limit of ${limit} bytes`, 'invalid_request_error', 'request_too_large'));
-        return;
-      }
+      if (size > limit) return stop(new GatewayError(413, `request body exceeds the limit of ${limit} bytes`, 'invalid_request_error', 'request_too_large'));
       chunks.push(c);
+      arm();
     };
     const onEnd = () => {
       cleanup();
@@ -712,13 +925,60 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       cleanup();
       reject(new GatewayError(400, `could not read the request body: ${err.message}`, 'invalid_request_error', 'body_read_error'));
     };
+    const onClose = () => {
+      if (!req.complete) onError(new Error('the client closed the connection'));
+    };
     const cleanup = () => {
+      if (timer) clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
+      req.off('close', onClose);
     };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    req.on('close', onClose);
+    arm();
   });
+}
+
+/** After an error answered before the request body was read: how long and how much of the rest is read and discarded. */
+const LINGER_MS = 5_000;
+const LINGER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * "Lingering close" for a request answered before its body was read: the rest of the body is read
+ * and discarded (up to {@link LINGER_MS} / {@link LINGER_BYTES}, then the connection is dropped).
+ * When the connection is to close after the answer, Node would destroy the socket right after
+ * writing it, and closing a socket with unread input makes the kernel send a reset that can
+ * discard the answer before the client read it; so the socket only half-closes (FIN after the
+ * answer) and is destroyed once the client closed its side or the bounds ran out.
+ */
+function lingerAfterAnswer(req: IncomingMessage): void {
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  const nodeDestroySoon = socket.destroySoon;
+  socket.destroySoon = () => {
+    socket.destroySoon = nodeDestroySoon;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.once('end', () => socket.destroy());
+    if (socket.writable) socket.end();
+  };
+  if (req.complete) return;
+  let bytes = 0;
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  const stop = () => clearTimeout(timer);
+  req.once('end', stop);
+  req.once('close', stop);
+  req.on('data', (c: Buffer) => {
+    bytes += c.length;
+    if (bytes > LINGER_BYTES) {
+      stop();
+      socket.destroy();
+    }
+  });
+  req.resume();
 }

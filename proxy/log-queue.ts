@@ -19,7 +19,13 @@ export interface LogQueueOptions {
   batchSize: number;
   /** Most unacknowledged batches at once. Default 4. */
   maxInFlight?: number;
+  /** Most bytes of records in one batch message (a batch always holds at least one record). Default 16 MiB. */
+  maxBatchBytes?: number;
 }
+
+/** After a negative ack, sending pauses this long, doubling per further nack up to the cap (ms). */
+const NACK_BACKOFF_START_MS = 250;
+const NACK_BACKOFF_CAP_MS = 30_000;
 
 /** Counters for /health and /metrics. */
 export interface LogQueueStats {
@@ -28,7 +34,12 @@ export interface LogQueueStats {
   inFlight: number;
   sent: number;
   acknowledged: number;
+  /** Records dropped because the queue was full (oldest first) or the record could not be serialized. */
   dropped: number;
+  /** Of `dropped`: records that could not be serialized. */
+  unserializable: number;
+  /** Batches admin failed to store and that were queued again. */
+  nacked: number;
 }
 
 /** The queue. `send` is called with a batch message (JSON text); it returns false when the link is down. */
@@ -37,20 +48,38 @@ export class LogQueue {
   private head = 0;
   private waitingBytes = 0;
   private readonly inFlight = new Map<string, Entry[]>();
-  private stats = { sent: 0, acknowledged: 0, dropped: 0 };
+  private stats = { sent: 0, acknowledged: 0, dropped: 0, unserializable: 0, nacked: 0 };
   private drainWaiters: Array<() => void> = [];
+  /** Backoff after negative acks: no batch is sent before `retryAt` (epoch ms). */
+  private nackDelayMs = 0;
+  private retryAt = 0;
 
   constructor(
     private readonly options: LogQueueOptions,
     private readonly send: (message: string) => boolean,
   ) {}
 
-  /** Queues a record (any JSON value); drops the oldest waiting records when a bound is reached. */
+  /**
+   * Queues a record (any JSON value); drops the oldest waiting records when a bound is reached. A
+   * record that cannot be serialized is dropped (and counted) rather than thrown to the caller.
+   */
   push(record: unknown): void {
-    const json = JSON.stringify(record);
+    let json: string;
+    try {
+      json = JSON.stringify(record);
+    } catch {
+      this.stats.dropped++;
+      this.stats.unserializable++;
+      return;
+    }
     const bytes = Buffer.byteLength(json);
     this.waiting.push({ json, bytes });
     this.waitingBytes += bytes;
+    this.enforceBounds();
+  }
+
+  /** Drops the oldest waiting records while a bound is exceeded (the newest record always stays). */
+  private enforceBounds(): void {
     while (this.size() > this.options.maxRecords || (this.waitingBytes > this.options.maxBytes && this.size() > 1)) {
       const dropped = this.waiting[this.head++]!;
       this.waitingBytes -= dropped.bytes;
@@ -73,8 +102,12 @@ export class LogQueue {
   /** Sends as many batches as the in-flight bound allows. Call on a timer and when the link opens. */
   flush(): void {
     const maxInFlight = this.options.maxInFlight ?? 4;
+    const maxBatchBytes = this.options.maxBatchBytes ?? 16 * 1024 * 1024;
+    if (this.retryAt > Date.now()) return;
     while (this.size() > 0 && this.inFlight.size < maxInFlight) {
-      const end = Math.min(this.waiting.length, this.head + this.options.batchSize);
+      const last = Math.min(this.waiting.length, this.head + this.options.batchSize);
+      let end = this.head + 1;
+      for (let bytes = this.waiting[this.head]!.bytes; end < last && bytes + this.waiting[end]!.bytes <= maxBatchBytes; end++) bytes += this.waiting[end]!.bytes;
       const batch = this.waiting.slice(this.head, end);
       const batchId = randomUUID();
       const message = `{"type":"records","batchId":"${batchId}","records":[${batch.map((e) => e.json).join(',')}]}`;
@@ -93,15 +126,19 @@ export class LogQueue {
     const batch = this.inFlight.get(batchId);
     if (!batch) return;
     this.inFlight.delete(batchId);
+    this.nackDelayMs = 0;
     this.stats.acknowledged += batch.length;
     this.checkDrained();
   }
 
-  /** Admin failed to store a batch: put it back at the front. */
+  /** Admin failed to store a batch: put it back at the front, and back off before sending again. */
   nack(batchId: string): void {
     const batch = this.inFlight.get(batchId);
     if (!batch) return;
     this.inFlight.delete(batchId);
+    this.stats.nacked++;
+    this.nackDelayMs = Math.min(NACK_BACKOFF_CAP_MS, Math.max(NACK_BACKOFF_START_MS, this.nackDelayMs * 2));
+    this.retryAt = Date.now() + this.nackDelayMs;
     this.requeue(batch);
   }
 
@@ -116,6 +153,7 @@ export class LogQueue {
     this.waiting = batch.concat(this.waiting.slice(this.head));
     this.head = 0;
     for (const e of batch) this.waitingBytes += e.bytes;
+    this.enforceBounds();
   }
 
   private checkDrained(): void {

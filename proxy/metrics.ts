@@ -1,7 +1,8 @@
 /**
  * The proxy's Prometheus metrics (prom-client), served at `GET /metrics`: requests by route,
  * provider and status; latency and time-to-first-token histograms (seconds); rate-limit denials and
- * store errors; log queue depth and drops; the control-plane link state.
+ * store errors; log queue depth, bytes, in-flight records, drops and negative acks; the
+ * control-plane link state. Queue and link values are read when scraped.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ControlPlaneClient } from './controlplane.ts';
@@ -14,15 +15,30 @@ export interface Metrics {
   timeToFirstToken: Histogram<'provider'>;
   rateLimitDenials: Counter<'policy'>;
   rateLimitStoreErrors: Counter<string>;
+  /** Records waiting for admin (read from the queue at scrape time; `set` is not needed). */
   logQueueDepth: Gauge<string>;
 }
 
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-/** Creates a fresh registry with the proxy's metrics; `controlPlane` feeds the link and queue gauges. */
+/** A counter whose value is read from `read()` at scrape time (for totals kept elsewhere). */
+function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
+}
+
+/** Creates a fresh registry with the proxy's metrics; `controlPlane` feeds the link and queue metrics. */
 export function createMetrics(controlPlane: ControlPlaneClient | null): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const queue = () => controlPlane?.queue.getStats() ?? null;
   const metrics: Metrics = {
     registry,
     requests: new Counter({ name: 'svc_proxy_requests_total', help: 'Requests by route, provider and status', labelNames: ['route', 'provider', 'status'], registers: [registry] }),
@@ -30,23 +46,49 @@ export function createMetrics(controlPlane: ControlPlaneClient | null): Metrics 
     timeToFirstToken: new Histogram({ name: 'svc_proxy_time_to_first_token_seconds', help: 'Time to the first response byte', labelNames: ['provider'], buckets: BUCKETS, registers: [registry] }),
     rateLimitDenials: new Counter({ name: 'svc_proxy_rate_limit_denials_total', help: 'Requests denied by the rate limiter', labelNames: ['policy'], registers: [registry] }),
     rateLimitStoreErrors: new Counter({ name: 'svc_proxy_rate_limit_store_errors_total', help: 'Rate-limit checks the store could not answer', registers: [registry] }),
-    logQueueDepth: new Gauge({ name: 'svc_proxy_log_queue_depth', help: 'Log records waiting for admin', registers: [registry] }),
+    logQueueDepth: new Gauge({
+      name: 'svc_proxy_log_queue_depth',
+      help: 'Log records waiting for admin',
+      registers: [registry],
+      collect() {
+        this.set(queue()?.queued ?? 0);
+      },
+    }),
   };
   if (controlPlane) {
     new Gauge({
-      name: 'svc_proxy_log_queue_dropped_total',
-      help: 'Log records dropped because the queue was full',
+      name: 'svc_proxy_log_queue_bytes',
+      help: 'Bytes of log records waiting for admin',
       registers: [registry],
       collect() {
-        this.set(controlPlane.queue.getStats().dropped);
+        this.set(queue()!.queuedBytes);
       },
     });
+    new Gauge({
+      name: 'svc_proxy_log_queue_in_flight',
+      help: 'Log records sent to admin and not yet acknowledged',
+      registers: [registry],
+      collect() {
+        this.set(queue()!.inFlight);
+      },
+    });
+    mirroredCounter(registry, 'svc_proxy_log_queue_dropped_total', 'Log records dropped because the queue was full (or unserializable)', () => queue()!.dropped);
+    mirroredCounter(registry, 'svc_proxy_log_records_acknowledged_total', 'Log records admin acknowledged (stored)', () => queue()!.acknowledged);
+    mirroredCounter(registry, 'svc_proxy_log_batches_nacked_total', 'Log record batches admin failed to store (re-sent later)', () => queue()!.nacked);
     new Gauge({
       name: 'svc_proxy_control_plane_connected',
       help: '1 when the control-plane link is up',
       registers: [registry],
       collect() {
         this.set(controlPlane.health().connected ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'svc_proxy_control_plane_reconnect_attempts',
+      help: 'Reconnect attempts since the link was last stable',
+      registers: [registry],
+      collect() {
+        this.set(controlPlane.health().reconnectAttempts);
       },
     });
     new Gauge({

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ChatCompletionRequest, ChatMessage } from '../shared/chat.ts';
 import { GatewayError } from '../proxy/errors.ts';
+import { getModelInfo } from '../shared/models.ts';
 import {
   analyzeChat,
   countTextTokens,
@@ -319,10 +320,13 @@ describe('applyTokenLimit: unknown models and bodies within the limit', () => {
     assert.throws(() => applyTokenLimit('truncate', b, resolver, opts), (e: unknown) => e instanceof GatewayError && e.status === 400);
   });
   it('uses the shared model table by default', () => {
-    const b = body([{ role: 'user', content: prose(40_000) }], 'openai/gpt-4'); // gpt-4: 8192 window, 4096 default output
+    const info = getModelInfo('openai', 'gpt-4');
+    assert.ok(info, 'openai/gpt-4 is in shared/models.ts');
+    const allowed = info.contextWindow - info.defaultOutputTokens;
+    const b = body([{ role: 'user', content: prose(allowed * 10) }], 'openai/gpt-4');
     const r = applyTokenLimit('truncate', b, resolver);
-    assert.equal(r.allowedInput, 8192 - 4096);
-    assert.ok(r.changed && r.tokensAfter !== null && r.tokensAfter <= 4096);
+    assert.equal(r.allowedInput, allowed);
+    assert.ok(r.changed && r.tokensAfter !== null && r.tokensAfter <= allowed);
     assert.equal(estimateChatTokens(r.body, 'openai', 'gpt-4'), r.tokensAfter);
   });
 });
@@ -399,6 +403,14 @@ describe('truncate', () => {
     const c = applyTokenLimit('truncate', body([{ role: 'user', content: prose(9000, 11) }], 'openai/gpt-4'), resolver, opts);
     assert.ok(c.tokensAfter! <= 800);
     assert.equal(estimateChatTokens(c.body, 'openai', 'gpt-4'), c.tokensAfter);
+  });
+  it('when images alone exceed the allowance, returns its smallest body, over the limit', () => {
+    const image = { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }; // 765 tokens each
+    const b = body([{ role: 'user', content: [{ type: 'text', text: prose(3000) }, image, image, image] }], 'openai/gpt-4o-mini');
+    const r = applyTokenLimit('truncate', b, resolver, opts);
+    assert.equal(r.changed, true);
+    assert.ok(r.tokensAfter! > r.allowedInput! && r.tokensAfter! < r.tokensBefore!, `${r.tokensBefore} → ${r.tokensAfter}`);
+    assert.equal((r.body.messages[0]!.content as Array<{ text?: string }>)[0]!.text, '… [truncated]', 'text down to the marker');
   });
   it('a 1 MB body comes out within the limit', () => {
     const b = body([{ role: 'user', content: prose(1_000_000, 12) }], 'anthropic/claude-sonnet-4-5');

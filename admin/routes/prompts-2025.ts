@@ -172,6 +172,12 @@ async function promptExists(sql: Sql, organizationId: string, promptId: string, 
   return rows.length > 0;
 }
 
+/**
+ * A `text[]` value from strings, sent as one jsonb parameter (exact for any characters, and
+ * independent of whether postgres.js has loaded the server's array types yet).
+ */
+const textArray = (sql: Sql, values: string[]): Fragment => sql`array(select jsonb_array_elements_text(${sql.json(values as never)}::jsonb))`;
+
 const notFound = (id: string) => new HttpError(404, `prompt ${JSON.stringify(id)} not found`);
 
 /**
@@ -187,7 +193,7 @@ export async function createPrompt2025(
     const tx = t as unknown as Sql;
     const [p] = await tx<{ id: string }[]>`
       insert into prompt (organization_id, kind, name, tags)
-      values (${organizationId}, '2025', ${input.name}, ${sql.array(input.tags)}::text[])
+      values (${organizationId}, '2025', ${input.name}, ${textArray(sql, input.tags)})
       returning id`;
     const model = typeof input.promptBody.model === 'string' ? input.promptBody.model : null;
     const [v] = await tx<{ id: string }[]>`
@@ -308,7 +314,7 @@ export function prompt2025Routes(router: Router, sql: Sql, maxBodyBytes: number)
       const pattern = `%${escapeLike(body.search)}%`;
       conditions.push(sql`(name ilike ${pattern} or exists (select 1 from unnest(tags) t where t ilike ${pattern}))`);
     }
-    if (body.tagsFilter && body.tagsFilter.length > 0) conditions.push(sql`tags @> ${sql.array(body.tagsFilter)}::text[]`);
+    if (body.tagsFilter && body.tagsFilter.length > 0) conditions.push(sql`tags @> ${textArray(sql, body.tagsFilter)}`);
     const pageSize = body.pageSize ?? 100;
     const rows = await sql<{ id: string; name: string; tags: string[]; created_at: Date }[]>`
       select id, name, tags, created_at from prompt

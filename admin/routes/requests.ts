@@ -14,7 +14,7 @@ import { compileFilter, FilterStruct, readSafeBody, type FilterNode, type Fragme
 import { auth, HttpError, isUuid, ok, uuidParam } from '../http.ts';
 import { toSvcRequest, type RequestRow } from '../svc-request.ts';
 
-/** Default and largest page of `POST /v1/request/query` (and of the dataset sampler). */
+/** Default `limit` of `POST /v1/request/query`, of the dataset sampler and of dataset rows. */
 export const DEFAULT_LIMIT = 100;
 /** Largest `limit` accepted by the filter-tree endpoints. */
 export const MAX_LIMIT = 10_000;
@@ -41,9 +41,6 @@ const SORT_COLUMNS = {
   cost: (sql: Sql) => sql`r.cost_usd`,
   time_to_first_token: (sql: Sql) => sql`r.time_to_first_token`,
 } as const;
-
-/** The supported sort keys. */
-export const SORT_KEYS = Object.keys(SORT_COLUMNS) as Array<keyof typeof SORT_COLUMNS>;
 
 const SortStruct = object({
   random: optional(literal(true)),

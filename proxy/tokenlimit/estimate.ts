@@ -20,17 +20,21 @@
  * loaded once, lazily, on first use or by {@link warmUpEstimator}; never per request.
  *
  * Bounded time (≤ 50 ms for 1 MB of any content on a 2-core machine, see bench/estimate.ts):
- * - text is counted in chunks of at most a few hundred characters, cut before a space that follows
- *   a non-space character (such cuts do not change the count: the pre-tokenizer patterns have no
- *   look-behind and no piece spans such a space) or, in runs without such a space (no-space text,
- *   all-space text, one repeated character, CJK), forcibly — so BPE, quadratic in the length of a
- *   pre-tokenized piece, never sees a long piece;
+ * - text is counted in chunks of at most 256 characters (32 with js-tiktoken), cut before a space
+ *   that follows a non-space character (such cuts do not change the count: the pre-tokenizer
+ *   patterns have no look-behind and no piece spans such a space) or, in runs without such a space
+ *   (no-space text, all-space text, one repeated character, CJK, base64), forcibly — so BPE,
+ *   quadratic in the length of a pre-tokenized piece, never sees a long piece (forced cuts add at
+ *   most ~1 token each);
  * - chunk counts are memoized (bounded LRU), so re-estimating a rewritten body or a conversation's
  *   repeated history is cheap;
- * - when a body's text exceeds the backend's byte budget, an evenly spread, deterministic sample of
- *   chunks (~budget bytes) is counted and the rest extrapolated by bytes, with a 3% upward margin
- *   on the extrapolated part (sampling error measured on 1 MB of markdown / JS: within ±1.5%).
- *   The same body always gets the same estimate.
+ * - even chunked, BPE costs up to ~1 µs per byte (~2 µs per token) on adversarial text (random
+ *   letters), so chunks are counted in an evenly spread, scrambled order until a token budget is
+ *   spent (10,000 tokens; 4,000 with js-tiktoken — about 20 ms at worst); bodies with more are
+ *   extrapolated from that sample by bytes, per text and per stratum (short texts such as roles
+ *   apart), with a 3% upward margin on the extrapolated part. Sampling error before the margin,
+ *   measured on 36 markdown / JavaScript texts and mixed conversations of 60 kB–1 MB: −2.9% to
+ *   +3.6% (mean +0.2%). The same body always gets the same estimate.
  *
  * Every text's token count is at most its UTF-8 byte length (a token is at least one byte), so
  * {@link ChatAnalysis.bound} = text bytes + fixed overheads bounds the estimate from above and lets
@@ -121,8 +125,12 @@ interface Backend {
   name: TokenizerBackendName;
   /** Longest chunk handed to the tokenizer, in UTF-16 code units. */
   chunkChars: number;
-  /** Text bytes counted exactly per estimate; beyond, a sample of this size is counted. */
-  budgetBytes: number;
+  /**
+   * Tokens counted per estimate, at most (plus one chunk): bodies with more are sampled. Sized so
+   * the costliest text per token (random letters, ~2 µs/token with gpt-tokenizer, ~5 with
+   * js-tiktoken) stays near 20 ms on an idle machine.
+   */
+  budgetTokens: number;
   count(text: string, encoding: EncodingName): number;
   clearCaches(): void;
 }
@@ -151,7 +159,7 @@ function gptTokenizerBackend(): Backend {
   return {
     name: 'gpt-tokenizer',
     chunkChars: 256,
-    budgetBytes: 32 * 1024,
+    budgetTokens: 10_000,
     count: (text, encoding) => load(encoding).countTokens(text, options),
     clearCaches: () => {
       for (const mod of Object.values(mods)) mod?.clearMergeCache();
@@ -176,7 +184,7 @@ function jsTiktokenBackend(): Backend {
     name: 'js-tiktoken',
     // js-tiktoken's merge is cubic-ish in a piece's bytes (1,000 'a' take ~100 ms): keep chunks short.
     chunkChars: 32,
-    budgetBytes: 12 * 1024,
+    budgetTokens: 4_000,
     count: (text, encoding) => load(encoding).encode(text, [], []).length,
     clearCaches: () => {},
   };
@@ -221,44 +229,49 @@ export function tokenizerBackendName(): TokenizerBackendName {
 export function setTokenizerBackend(name: TokenizerBackendName): void {
   preferred = name;
   backend = null;
-  chunkCache.clear();
+  clearChunkCaches();
   getBackend();
 }
 
 /** Empties the chunk-count cache and the tokenizer's own merge cache (benchmarks: cold runs). */
 export function clearEstimatorCaches(): void {
-  chunkCache.clear();
+  clearChunkCaches();
   backend?.clearCaches();
+}
+
+function clearChunkCaches(): void {
+  chunkCaches.o200k_base.clear();
+  chunkCaches.cl100k_base.clear();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Chunked, memoized counting
 // ---------------------------------------------------------------------------------------------
 
-const CHUNK_CACHE_MAX = 16_384;
-/** Key: encoding initial + chunk text. Insertion order doubles as LRU order. */
-const chunkCache = new Map<string, number>();
+/** Chunk counts kept per encoding (≤ 8,192 chunks of ≤ 256 chars each: a few MB at most). */
+const CHUNK_CACHE_MAX = 8192;
+/** chunk text → tokens, per encoding. Insertion order doubles as LRU order. */
+const chunkCaches: Record<EncodingName, Map<string, number>> = { o200k_base: new Map(), cl100k_base: new Map() };
 
 function countChunk(b: Backend, chunk: string, encoding: EncodingName): number {
-  const key = (encoding === 'o200k_base' ? 'o' : 'c') + chunk;
-  const hit = chunkCache.get(key);
+  const cache = chunkCaches[encoding];
+  const hit = cache.get(chunk);
   if (hit !== undefined) {
-    chunkCache.delete(key);
-    chunkCache.set(key, hit);
+    cache.delete(chunk);
+    cache.set(chunk, hit);
     return hit;
   }
   const n = b.count(chunk, encoding);
-  if (chunkCache.size >= CHUNK_CACHE_MAX) {
-    const oldest = chunkCache.keys().next().value;
-    if (oldest !== undefined) chunkCache.delete(oldest);
+  if (cache.size >= CHUNK_CACHE_MAX) {
+    const oldest = cache.keys().next().value;
+    if (oldest !== undefined) cache.delete(oldest);
   }
-  chunkCache.set(key, n);
+  cache.set(chunk, n);
   return n;
 }
 
 function isSpace(c: number): boolean {
-  // Whitespace the pre-tokenizer patterns treat as \s (ASCII ones suffice to keep cuts safe: a cut
-  // is only made at U+0020 preceded by a character that is none of these and not a surrogate).
+  // JavaScript's \s (what the pre-tokenizer patterns match as whitespace), plus U+0085 to be safe.
   return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x85 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
@@ -501,56 +514,95 @@ export interface ChatAnalysis {
 }
 
 /**
- * Estimated tokens of each of `texts` (no overheads) in `encoding`, in bounded time: exact when the
- * texts' UTF-8 bytes total at most the backend's budget, else an evenly spread deterministic sample
- * of chunks is counted and the rest extrapolated by bytes (per-text ratio shrunk towards the global
- * one, +3% margin). Each estimate is ≤ the text's byte length. May be fractional when sampled.
+ * The k-th chunk index to sample, a bijection of [0, 2^bits): the bit-reversed (van der Corput)
+ * sequence — its first 2^j values hit each of the 2^j equal blocks of the index range once, so
+ * every prefix is spread evenly over the body — with Owen's nested scrambling (each bit flipped by
+ * a fixed hash of the bits above it), so the position inside each block is pseudo-random and no
+ * regular structure of the body (e.g. alternating short role and long content texts) lines up
+ * with the sample. Deterministic.
+ */
+function sampleIndex(k: number, bits: number): number {
+  let v = 0;
+  for (let i = 0; i < bits; i++) v = (v << 1) | ((k >>> i) & 1); // bit reversal
+  let out = 0;
+  for (let d = bits - 1; d >= 0; d--) {
+    const prefix = v >>> (d + 1); // the unscrambled bits above d (with a leading 1 to tell lengths apart)
+    let h = Math.imul((prefix | (1 << (bits - d - 1))) ^ Math.imul(d + 1, 0x9e3779b1), 0x85ebca77);
+    h ^= h >>> 15;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 13;
+    out |= (((v >>> d) & 1) ^ ((h >>> 16) & 1)) << d;
+  }
+  return out >>> 0;
+}
+
+/** Texts up to this many bytes (roles, names, short messages) form their own sampling stratum. */
+const SHORT_TEXT_BYTES = 32;
+
+/**
+ * Estimated tokens of each of `texts` (no overheads) in `encoding`, in bounded time. The texts are
+ * cut into chunks (see {@link chunkEnd}); chunks are counted in a scrambled van der Corput order
+ * ({@link sampleIndex}) until the backend's token budget is spent. When every chunk got counted
+ * the result is exact; otherwise each text's uncounted bytes are extrapolated at its counted
+ * tokens-per-byte ratio,
+ * shrunk towards the ratio of its stratum (short texts ≤ 32 bytes, or long ones) when the text
+ * has few samples, times a 3% margin. Deterministic; each estimate ≤ the text's byte length;
+ * fractional when sampled.
  */
 export function estimateTexts(texts: readonly string[], encoding: EncodingName, bytes?: readonly number[]): { tokens: number[]; exact: boolean } {
   const n = texts.length;
-  const byteLen = bytes ?? texts.map((t) => Buffer.byteLength(t, 'utf8'));
-  let totalBytes = 0;
-  let totalChars = 0;
-  for (let i = 0; i < n; i++) {
-    totalBytes += byteLen[i]!;
-    totalChars += texts[i]!.length;
-  }
   const b = getBackend();
-  const tokens = new Array<number>(n).fill(0);
-  if (totalBytes <= b.budgetBytes) {
-    for (let i = 0; i < n; i++) tokens[i] = countTextTokens(texts[i]!, encoding);
-    return { tokens, exact: true };
-  }
   const L = b.chunkChars;
-  // Sampling lattice in characters: points at (k + 0.5) × spacing; a chunk containing one is counted.
-  const budgetChars = (b.budgetBytes * totalChars) / totalBytes;
-  const spacing = totalChars / Math.max(1, Math.floor(budgetChars / L));
-  const countedBytes = new Array<number>(n).fill(0);
-  let allTokens = 0;
-  let allBytes = 0;
-  let pos = 0;
+  // Chunk table: text index and [start, end) of every chunk, in body order.
+  const owner: number[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
   for (let i = 0; i < n; i++) {
     const t = texts[i]!;
     for (let s = 0; s < t.length; ) {
       const e = chunkEnd(t, s, L);
-      const a = pos + s;
-      if (Math.floor((a + (e - s)) / spacing - 0.5) > Math.floor(a / spacing - 0.5)) {
-        const chunk = t.slice(s, e);
-        tokens[i] += countChunk(b, chunk, encoding);
-        countedBytes[i] += Buffer.byteLength(chunk, 'utf8');
-      }
+      owner.push(i);
+      starts.push(s);
+      ends.push(e);
       s = e;
     }
-    pos += t.length;
-    allTokens += tokens[i]!;
-    allBytes += countedBytes[i]!;
   }
-  const globalRatio = allBytes > 0 ? allTokens / allBytes : 0.25;
-  const prior = 2 * L; // bytes of pseudo-evidence at the global ratio (shrinks sparse per-text ratios)
+  const chunks = owner.length;
+  const tokens = new Array<number>(n).fill(0);
+  const countedBytes = new Array<number>(n).fill(0);
+  let spent = 0;
+  let counted = 0;
+  const bits = Math.ceil(Math.log2(Math.max(1, chunks)));
+  for (let k = 0; k < 2 ** bits && spent < b.budgetTokens; k++) {
+    const c = sampleIndex(k, bits);
+    if (c >= chunks) continue;
+    const i = owner[c]!;
+    const chunk = texts[i]!.slice(starts[c]!, ends[c]!);
+    const t = countChunk(b, chunk, encoding);
+    tokens[i] += t;
+    countedBytes[i] += Buffer.byteLength(chunk, 'utf8');
+    spent += t;
+    counted++;
+  }
+  if (counted === chunks) return { tokens, exact: true };
+
+  const byteLen = bytes ?? texts.map((t) => Buffer.byteLength(t, 'utf8'));
+  // Tokens and bytes counted per stratum: [short, long].
+  const st = [0, 0];
+  const sb = [0, 0];
+  for (let i = 0; i < n; i++) {
+    const s = byteLen[i]! <= SHORT_TEXT_BYTES ? 0 : 1;
+    st[s]! += tokens[i]!;
+    sb[s]! += countedBytes[i]!;
+  }
+  const overall = sb[0]! + sb[1]! > 0 ? (st[0]! + st[1]!) / (sb[0]! + sb[1]!) : 0.25;
+  const stratumRatio = [sb[0]! > 0 ? st[0]! / sb[0]! : overall, sb[1]! > 0 ? st[1]! / sb[1]! : overall];
+  const prior = 2 * L; // bytes of pseudo-evidence at the stratum's ratio (shrinks sparse per-text ratios)
   for (let i = 0; i < n; i++) {
     const rest = byteLen[i]! - countedBytes[i]!;
     if (rest <= 0) continue;
-    const ratio = (tokens[i]! + prior * globalRatio) / (countedBytes[i]! + prior);
+    const g = stratumRatio[byteLen[i]! <= SHORT_TEXT_BYTES ? 0 : 1]!;
+    const ratio = (tokens[i]! + prior * g) / (countedBytes[i]! + prior);
     tokens[i] = Math.min(byteLen[i]!, tokens[i]! + rest * ratio * SAMPLED_MARGIN);
   }
   return { tokens, exact: false };
@@ -620,7 +672,7 @@ export function analyzeChat(body: ChatCompletionRequest, provider: string, model
 /**
  * Estimated input (prompt) tokens of a chat-completions body sent to `provider`/`model`, counted as
  * OpenAI's cookbook does (see module doc and {@link COUNTING_SOURCE}). Exact for OpenAI models on
- * bodies whose text is within the tokenizer's budget (32 KiB with gpt-tokenizer), sampled beyond;
+ * bodies of up to the tokenizer's budget (10,000 text tokens with gpt-tokenizer), sampled beyond;
  * o200k_base × `tokenEstimateFactor(provider)` for other models.
  *
  * Bounded time: ≤ 50 ms for a 1 MB body of any content (bench/estimate.ts). Never throws on

@@ -85,7 +85,8 @@ export interface TokenLimitResult {
  * Cost: one bounded estimate (≤ 50 ms per MB; none when the byte bound fits), plus a few more
  * while a strategy rewrites an over-limit body (each re-estimate reuses cached chunk counts).
  *
- * @throws GatewayError 400 when there is no model string; errors thrown by `target.resolve` propagate.
+ * @throws GatewayError 400 when there is no model string, when `fallback`'s list is empty, or when
+ *   `messages` is not an array (truncate, middle-out); errors thrown by `target.resolve` propagate.
  */
 export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletionRequest, target: ModelResolver, opts: TokenLimitOptions = {}): TokenLimitResult {
   const modelString = opts.modelOverride ?? body.model;
@@ -114,6 +115,7 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
     return result;
   }
 
+  if (!Array.isArray(body.messages)) throw badRequest('missing required member "messages" (an array of chat messages)', 'messages', 'missing_messages');
   const { provider, model } = target.resolve(modelString.trim());
   const c = check(body, provider, model, opts);
   const unchanged = (skipped: 'unknown-model' | 'within-limit'): TokenLimitResult => ({

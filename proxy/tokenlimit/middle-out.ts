@@ -10,7 +10,7 @@
  */
 import type { ChatCompletionRequest, ChatMessage } from '../../shared/chat.ts';
 import { analyzeWithSpec, countTokens, type ChatAnalysis, type EstimateSpec } from './estimate.ts';
-import { cutMiddle, MIDDLE_MARKER, protectedIndices, replaceSlots, textSlots, type Rewrite } from './slots.ts';
+import { cutMiddle, MIDDLE_MARKER, protectedIndices, replaceSlots, textSlots, type Rewrite, type SlotEdit } from './slots.ts';
 
 /** Tokens a text keeps (head + tail) before the next longest text is cut further. */
 const MIN_KEEP = 32;
@@ -39,21 +39,21 @@ export function removableGroups(messages: readonly ChatMessage[]): MessageGroup[
   const groups: MessageGroup[] = [];
   for (let i = 0; i < messages.length; i++) {
     if (taken.has(i)) continue;
-    const m = messages[i]!;
+    const m = messages[i];
     const indices = [i];
     taken.add(i);
-    if (m.role === 'assistant') {
+    if (m && m.role === 'assistant') {
       const ids = toolCallIds(m);
       if (ids.size > 0) {
         for (let j = i + 1; j < messages.length; j++) {
-          const r = messages[j]!;
-          if (!taken.has(j) && r.role === 'tool' && typeof r.tool_call_id === 'string' && ids.has(r.tool_call_id)) {
+          const r = messages[j];
+          if (!taken.has(j) && r?.role === 'tool' && typeof r.tool_call_id === 'string' && ids.has(r.tool_call_id)) {
             indices.push(j);
             taken.add(j);
           }
         }
       } else if (m.function_call) {
-        for (let j = i + 1; j < messages.length && messages[j]!.role === 'function' && !taken.has(j); j++) {
+        for (let j = i + 1; j < messages.length && messages[j]?.role === 'function' && !taken.has(j); j++) {
           indices.push(j);
           taken.add(j);
         }
@@ -89,8 +89,9 @@ export function middleOut(body: ChatCompletionRequest, spec: EstimateSpec, allow
   let next = 0;
   for (let round = 0; next < order.length; round++) {
     // Remove by the itemized counts (they add up), then verify with one estimate; a sampled
-    // estimate may shift a little, so later rounds aim lower (2% more per round).
-    const aim = targetRaw * (1 - 0.02 * round);
+    // estimate may shift a little, so later rounds aim lower (2% more per round), and after
+    // MAX_ROUNDS all remaining groups go at once (bounded number of estimates).
+    const aim = round >= MAX_ROUNDS ? -Infinity : targetRaw * (1 - 0.02 * round);
     do {
       for (const i of order[next]!.indices) {
         removed.add(i);
@@ -109,37 +110,35 @@ export function middleOut(body: ChatCompletionRequest, spec: EstimateSpec, allow
   const base = current.body;
   const markerTokens = countTokens(MIDDLE_MARKER, spec.encoding);
   const slots = textSlots(base.messages)
-    .map((s) => ({ ...s, tokens: current.analysis.slotTokens.get(s.key) ?? 0 }))
+    .map((slot) => ({ slot, tokens: current.analysis.slotTokens.get(slot.key) ?? 0 }))
     .sort((a, b) => b.tokens - a.tokens);
   let excess = current.analysis.raw - targetRaw;
   let best = current;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     // Longest first down to MIN_KEEP, then (if needed) all down to the marker.
-    const target = new Map<string, number>();
+    const targets = slots.map((s) => s.tokens);
     let remaining = excess;
     for (const floor of [MIN_KEEP + markerTokens, markerTokens]) {
-      for (const s of slots) {
-        if (remaining <= 0) break;
-        const t = target.get(s.key) ?? s.tokens;
-        const take = Math.min(remaining, t - floor);
+      for (let i = 0; i < slots.length && remaining > 0; i++) {
+        const take = Math.min(remaining, targets[i]! - floor);
         if (take <= 0) continue;
-        target.set(s.key, t - take);
+        targets[i]! -= take;
         remaining -= take;
       }
     }
-    const replacements = new Map<string, string>();
-    for (const s of slots) {
-      const t = target.get(s.key);
-      if (t === undefined || s.tokens <= 0) continue;
-      const keepTokens = Math.max(0, t - markerTokens);
-      replacements.set(s.key, cutMiddle(s.text, (s.text.length * keepTokens) / s.tokens));
+    const edits: SlotEdit[] = [];
+    for (let i = 0; i < slots.length; i++) {
+      const { slot, tokens } = slots[i]!;
+      if (targets[i]! >= tokens - 1e-9 || tokens <= 0) continue;
+      const keepTokens = Math.max(0, targets[i]! - markerTokens);
+      edits.push({ slot, text: cutMiddle(slot.text, (slot.text.length * keepTokens) / tokens) });
     }
-    const candidate = replaceSlots(base, replacements);
+    const candidate = replaceSlots(base, edits);
     const analysis = analyzeWithSpec(candidate, spec);
     if (analysis.tokens < best.analysis.tokens) best = { body: candidate, analysis };
     if (analysis.tokens <= allowed) return { body: candidate, analysis };
-    if (remaining > 0) break; // everything is at the marker already
-    excess += analysis.raw - targetRaw + Math.max(1, 0.02 * excess);
+    if (remaining > 1e-6) break; // every text is down to the marker
+    excess += analysis.raw - targetRaw + Math.max(1, 0.002 * targetRaw);
   }
   return best;
 }

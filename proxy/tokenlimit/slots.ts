@@ -40,29 +40,30 @@ export function textSlots(messages: readonly ChatMessage[]): TextSlot[] {
   return out;
 }
 
-/** A copy of `body` with the slot texts in `replacements` (key → new text); untouched members are shared. */
-export function replaceSlots(body: ChatCompletionRequest, replacements: ReadonlyMap<string, string>): ChatCompletionRequest {
-  if (replacements.size === 0) return body;
-  const byMessage = new Map<number, Array<[number, string]>>();
-  for (const [key, text] of replacements) {
-    const [m, p] = key.split(':').map(Number) as [number, number];
-    let list = byMessage.get(m);
-    if (!list) byMessage.set(m, (list = []));
-    list.push([p, text]);
-  }
+/** A new text for a slot. */
+export interface SlotEdit {
+  slot: TextSlot;
+  text: string;
+}
+
+/** A copy of `body` with the slots' new texts; untouched messages and parts are shared, not copied. */
+export function replaceSlots(body: ChatCompletionRequest, edits: readonly SlotEdit[]): ChatCompletionRequest {
+  if (edits.length === 0) return body;
   const messages = body.messages.slice();
-  for (const [m, list] of byMessage) {
+  const copied = new Set<number>();
+  for (const { slot, text } of edits) {
+    const m = slot.message;
     const msg = messages[m]!;
-    let content = msg.content;
-    for (const [p, text] of list) {
-      if (p < 0) {
-        content = text;
-      } else if (Array.isArray(content)) {
-        if (content === msg.content) content = content.slice();
-        content[p] = { ...(content[p] as ChatContentPart), text };
-      }
+    if (slot.part < 0) {
+      messages[m] = copied.has(m) ? Object.assign(msg, { content: text }) : { ...msg, content: text };
+    } else {
+      const source = msg.content;
+      if (!Array.isArray(source)) continue;
+      const content = copied.has(m) ? source : source.slice();
+      content[slot.part] = { ...(source[slot.part] as ChatContentPart), text };
+      messages[m] = copied.has(m) ? Object.assign(msg, { content }) : { ...msg, content };
     }
-    messages[m] = { ...msg, content };
+    copied.add(m);
   }
   return { ...body, messages };
 }

@@ -10,11 +10,19 @@
  *   - `error-500`, `error-429`, `error-401` → that status with a fixture body (429 with Retry-After: 1);
  *   - `hang` → never answers; `reset-mid-stream` → sends part of the stream then destroys the socket;
  *   - `slow-stream` → the stream with 50 ms between events;
- *   - `chunks-20` → a synthetic 20-chunk stream (for benchmarks).
- * Anthropic: `POST …/messages` answers `anthropic/message.json` or the recorded stream.
+ *   - `chunks-20` → a synthetic 20-chunk stream (for benchmarks);
+ *   - `endless-stream` → a stream that sends a chunk every 20 ms until the client goes away; the
+ *     time its response closed is kept under the first message's content (a tag chosen by the test).
+ * Anthropic: `POST …/messages` answers `anthropic/message.json` or the recorded stream (model
+ * `reset-mid-stream`: its first events, then the socket is destroyed).
  * `POST …/embeddings` answers `openai/embeddings.json`.
+ * Bedrock: `POST /model/<id>/converse` answers `bedrock/converse.json` (tool-use fixture when the body
+ * has `toolConfig`); `/converse-stream` the recorded binary event stream, byte for byte.
+ * A path starting `/mode/<behaviour>/` forces that behaviour whatever the model (a failing provider).
  * `GET /__requests` returns the requests received so far (method, url, headers, body) and
  * `DELETE /__requests` clears them — tests assert what the gateway sent upstream.
+ * `GET /__closed` returns `{<tag>: {closedAt, finished}}` for the `endless-stream` responses whose
+ * connection closed (`closedAt` epoch ms; `finished` false when the stub did not end it itself).
  * Env: `STUB_PORT` (0 = any; the chosen port is printed as `STUB_PORT=<n>` and sent over IPC),
  * `STUB_QUIET=1` to skip recording requests (benchmarks).
  */
@@ -41,6 +49,10 @@ const F = {
   anthropicStream: fixture('anthropic/message-stream-recorded.sse'),
   anthropicStreamTool: fixture('anthropic/message-stream-tool-use.sse'),
   anthropicOverloaded: fixture('anthropic/error-overloaded.json'),
+  bedrock: fixture('bedrock/converse.json'),
+  bedrockTool: fixture('bedrock/converse-tool-use.json'),
+  bedrockStream: fixture('bedrock/converse-stream.eventstream'),
+  bedrockStreamTool: fixture('bedrock/converse-stream-tool-use.eventstream'),
 };
 
 /** Splits an SSE body into its events (each ending in a blank line), keeping the bytes exact. */
@@ -73,6 +85,7 @@ const CHUNKS_20 = events(synthetic(20));
 
 const quiet = process.env.STUB_QUIET === '1';
 const received: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: unknown }> = [];
+const closed: Record<string, { closedAt: number; finished: boolean }> = {};
 
 function json(res: http.ServerResponse, status: number, body: Buffer, extra: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length, ...extra });
@@ -105,6 +118,7 @@ const server = http.createServer((req, res) => {
       if (req.method === 'DELETE') received.length = 0;
       return json(res, 200, Buffer.from(JSON.stringify(received)));
     }
+    if (url === '/__closed') return json(res, 200, Buffer.from(JSON.stringify(closed)));
     const text = Buffer.concat(chunks).toString('utf8');
     let body: Record<string, unknown> = {};
     try {
@@ -113,12 +127,26 @@ const server = http.createServer((req, res) => {
       return json(res, 400, Buffer.from('{"error":{"message":"stub: malformed JSON","type":"invalid_request_error","param":null,"code":null}}'));
     }
     if (!quiet) received.push({ method: req.method ?? '', url, headers: req.headers, body });
-    const model = String(body.model ?? '');
+    // `/mode/<behaviour>/…` forces a behaviour for every model: one stub can play a failing provider.
+    const forced = /^\/mode\/([a-z0-9-]+)\//.exec(url);
+    const model = forced ? forced[1]! : String(body.model ?? '');
     const stream = body.stream === true;
 
     if (url.endsWith('/embeddings')) return json(res, 200, F.embeddings);
+    if (/^\/model\/[^/]+\/converse-stream$/.test(url)) {
+      const tools = body.toolConfig !== undefined;
+      return sse(res, [tools ? F.bedrockStreamTool : F.bedrockStream], 0, 'application/vnd.amazon.eventstream');
+    }
+    if (/^\/model\/[^/]+\/converse$/.test(url)) return json(res, 200, body.toolConfig !== undefined ? F.bedrockTool : F.bedrock);
     if (url.endsWith('/messages')) {
       if (model === 'error-529') return json(res, 529, F.anthropicOverloaded);
+      if (model === 'reset-mid-stream') {
+        const parts = events(F.anthropicStream);
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+        for (const p of parts.slice(0, 4)) res.write(p);
+        setTimeout(() => res.socket?.destroy(), 30);
+        return;
+      }
       const tools = Array.isArray(body.tools) && body.tools.length > 0;
       if (stream) return sse(res, events(tools ? F.anthropicStreamTool : F.anthropicStream));
       return json(res, 200, tools ? F.anthropicTool : F.anthropic);
@@ -145,6 +173,20 @@ const server = http.createServer((req, res) => {
       }
       case 'slow-stream':
         return sse(res, STREAM_EVENTS, 50);
+      case 'endless-stream': {
+        const first = Array.isArray(body.messages) ? (body.messages[0] as { content?: unknown } | undefined) : undefined;
+        const tag = typeof first?.content === 'string' ? first.content : '';
+        res.on('close', () => (closed[tag] = { closedAt: Date.now(), finished: res.writableFinished }));
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+        let n = 0;
+        const tick = () => {
+          if (res.destroyed) return;
+          res.write(`data: {"id":"chatcmpl-endless","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"tok${n++} "},"finish_reason":null}]}\n\n`);
+          setTimeout(tick, 20);
+        };
+        tick();
+        return;
+      }
       case 'chunks-20':
         return stream ? sse(res, CHUNKS_20) : json(res, 200, F.chat);
       case 'groq-stream-error':

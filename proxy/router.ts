@@ -1,0 +1,229 @@
+/**
+ * A named router at run time: its load-balance strategy, the health of each of its providers, and
+ * its retry policy.
+ *
+ * Health: every attempt's outcome is kept in a sliding window (`health.window`, ms). A provider
+ * whose share of 5xx and connection errors over the window exceeds `health.error-threshold`, with at
+ * least `health.min-requests` attempts, leaves the pool for `health.cool-down`; after that one probe
+ * request is let through, and its success returns the provider to the pool (its failure restarts the
+ * cool-down). A 429 takes the provider out for its `Retry-After` (default 1 s). When every provider
+ * is out, the least recently ejected one is used rather than failing the request.
+ *
+ * Retries: exponential backoff with full jitter between `min-delay` and `max-delay`
+ * (delay_n = min(max, min·factorⁿ), slept as random(0, delay_n]) or a constant delay — AWS
+ * Architecture Blog, "Exponential Backoff And Jitter" (2015).
+ */
+import type { LoadBalanceConfig, ProviderConfig, RetryPolicy, RouterConfig } from '../shared/config.ts';
+import { getModelInfo } from '../shared/models.ts';
+import type { ProviderName } from '../shared/providers.ts';
+import { isProviderName } from '../shared/providers.ts';
+import { LatencyBalancer } from './balancer/latency.ts';
+import { WeightedBalancer } from './balancer/weighted.ts';
+import type { Endpoint } from './providers/types.ts';
+
+interface Outcome {
+  atMs: number;
+  failed: boolean;
+}
+
+interface ProviderHealth {
+  outcomes: Outcome[];
+  /** Out of the pool until this time (ms); 0 when in the pool. */
+  ejectedUntilMs: number;
+  /** A probe is under way after the cool-down. */
+  probing: boolean;
+}
+
+/** A provider choice: the provider and the model to send it. */
+export interface RouteChoice {
+  provider: ProviderName;
+  model: string;
+  /** True when this request is the post-cool-down probe of an ejected provider. */
+  probe: boolean;
+}
+
+/** Health state of one provider, for /health and tests. */
+export interface ProviderHealthView {
+  provider: ProviderName;
+  healthy: boolean;
+  ejectedForMs: number;
+  windowRequests: number;
+  windowErrors: number;
+}
+
+/** Run-time state of one router. */
+export class RouterRuntime {
+  readonly latency: LatencyBalancer<ProviderName>;
+  private readonly weighted: Map<Endpoint, WeightedBalancer<ProviderName>> = new Map();
+  private readonly health = new Map<ProviderName, ProviderHealth>();
+
+  /**
+   * @param config the router's config.
+   * @param providers every provider's config (for `models` lists).
+   * @param now clock in ms (monotonic); injectable for tests.
+   * @param random random source in [0, 1); injectable for tests.
+   */
+  constructor(
+    readonly config: RouterConfig,
+    private readonly providers: Record<ProviderName, ProviderConfig>,
+    private readonly now: () => number = () => performance.now(),
+    private readonly random: () => number = Math.random,
+  ) {
+    const all = new Set<ProviderName>([...config.chat.providers, ...config.embeddings.providers].map((p) => p.provider));
+    this.latency = new LatencyBalancer([...all], { now, random });
+    this.weighted.set('chat', new WeightedBalancer(config.chat.providers, random));
+    this.weighted.set('embeddings', new WeightedBalancer(config.embeddings.providers, random));
+    for (const p of all) this.health.set(p, { outcomes: [], ejectedUntilMs: 0, probing: false });
+  }
+
+  /** The load-balance settings of an endpoint kind. */
+  loadBalance(endpoint: Endpoint): LoadBalanceConfig {
+    return endpoint === 'embeddings' ? this.config.embeddings : this.config.chat;
+  }
+
+  /** The router's providers for an endpoint kind. */
+  members(endpoint: Endpoint): ProviderName[] {
+    return this.loadBalance(endpoint).providers.map((p) => p.provider);
+  }
+
+  /**
+   * Chooses a provider for a bare model name, avoiding providers already tried when others remain,
+   * and unhealthy providers while healthy ones remain.
+   * @returns the choice, or null when the router has no provider for the endpoint.
+   */
+  choose(endpoint: Endpoint, model: string, tried: ReadonlySet<ProviderName> = new Set()): RouteChoice | null {
+    const lb = this.loadBalance(endpoint);
+    const members = this.members(endpoint);
+    let pool = members.filter((p) => !tried.has(p));
+    if (pool.length === 0) pool = members;
+    const now = this.now();
+    const healthy = pool.filter((p) => this.available(p, now));
+    let probe = false;
+    let candidates = healthy;
+    if (candidates.length === 0) {
+      // Everyone is out: use the provider whose ejection ends first.
+      candidates = [pool.reduce((a, b) => (this.health.get(a)!.ejectedUntilMs <= this.health.get(b)!.ejectedUntilMs ? a : b))];
+    }
+    const provider = lb.strategy === 'weighted' ? this.weighted.get(endpoint)!.pick(candidates) : this.latency.pick(candidates);
+    if (!provider) return null;
+    const h = this.health.get(provider)!;
+    if (h.ejectedUntilMs > 0 && now >= h.ejectedUntilMs) {
+      h.probing = true;
+      probe = true;
+    }
+    return { provider, model: this.mapModel(lb, provider, model), probe };
+  }
+
+  /** True when `provider` may take requests at `now` (in the pool, or due for its probe). */
+  private available(provider: ProviderName, now: number): boolean {
+    const h = this.health.get(provider);
+    if (!h) return true;
+    if (h.ejectedUntilMs === 0) return true;
+    return now >= h.ejectedUntilMs && !h.probing;
+  }
+
+  /** model-mappings: when `provider` lacks `model`, the first mapping candidate for that provider. */
+  private mapModel(lb: LoadBalanceConfig, provider: ProviderName, model: string): string {
+    if (lb.strategy !== 'model-mappings' || this.offers(provider, model)) return model;
+    for (const candidate of lb.modelMappings[model] ?? []) {
+      const slash = candidate.indexOf('/');
+      const p = slash > 0 ? candidate.slice(0, slash) : '';
+      if (p === provider) return candidate.slice(slash + 1);
+    }
+    return model;
+  }
+
+  /** True when the provider is known to serve the model (its `models` list, else the price table). */
+  offers(provider: ProviderName, model: string): boolean {
+    const listed = this.providers[provider]?.models ?? [];
+    if (listed.length > 0) return listed.includes(model);
+    return getModelInfo(provider, model) !== null;
+  }
+
+  /**
+   * Records an attempt's outcome.
+   * @param status the provider's HTTP status, or 0 for a connection error or timeout.
+   * @param retryAfterMs for a 429, how long the provider asked to be left alone (ms).
+   */
+  record(provider: ProviderName, status: number, retryAfterMs: number | null = null): void {
+    const h = this.health.get(provider);
+    if (!h) return;
+    const now = this.now();
+    const { windowMs, errorThreshold, minRequests, coolDownMs } = this.config.health;
+    if (status === 429) {
+      h.ejectedUntilMs = now + (retryAfterMs ?? 1000);
+      h.probing = false;
+      return;
+    }
+    const failed = status === 0 || status >= 500;
+    if (h.probing) {
+      h.probing = false;
+      if (failed) {
+        h.ejectedUntilMs = now + coolDownMs;
+        return;
+      }
+      h.ejectedUntilMs = 0;
+      h.outcomes = [];
+    } else if (h.ejectedUntilMs > 0 && now >= h.ejectedUntilMs && !failed) {
+      h.ejectedUntilMs = 0;
+      h.outcomes = [];
+    }
+    h.outcomes.push({ atMs: now, failed });
+    let drop = 0;
+    while (drop < h.outcomes.length && h.outcomes[drop]!.atMs < now - windowMs) drop++;
+    if (drop > 0) h.outcomes.splice(0, drop);
+    if (h.outcomes.length > 10_000) h.outcomes.splice(0, h.outcomes.length - 10_000);
+    if (!failed || h.ejectedUntilMs > now) return;
+    const errors = h.outcomes.reduce((n, o) => n + (o.failed ? 1 : 0), 0);
+    if (h.outcomes.length >= minRequests && errors / h.outcomes.length > errorThreshold) {
+      h.ejectedUntilMs = now + coolDownMs;
+      h.outcomes = [];
+    }
+  }
+
+  /** The health of every provider of the router. */
+  healthView(): ProviderHealthView[] {
+    const now = this.now();
+    return [...this.health.entries()].map(([provider, h]) => ({
+      provider,
+      healthy: h.ejectedUntilMs === 0 || now >= h.ejectedUntilMs,
+      ejectedForMs: Math.max(0, h.ejectedUntilMs - now),
+      windowRequests: h.outcomes.length,
+      windowErrors: h.outcomes.filter((o) => o.failed).length,
+    }));
+  }
+
+  /**
+   * Delay before retry number `attempt` (1-based), in ms; null when no retry is allowed.
+   */
+  retryDelayMs(attempt: number): number | null {
+    return retryDelay(this.config.retries, attempt, this.random);
+  }
+}
+
+/**
+ * Delay before retry `attempt` (1-based) under `policy`, in ms: constant `min-delay`, or exponential
+ * with full jitter, random(0, min(max, min·factor^(attempt−1))]. Null when `attempt` exceeds
+ * `max-retries` or there is no policy.
+ */
+export function retryDelay(policy: RetryPolicy | null, attempt: number, random: () => number = Math.random): number | null {
+  if (!policy || attempt > policy.maxRetries) return null;
+  if (policy.strategy === 'constant') return policy.minDelayMs;
+  const ceiling = Math.min(policy.maxDelayMs, policy.minDelayMs * policy.factor ** (attempt - 1));
+  return Math.max(1, random() * ceiling);
+}
+
+/** True for outcomes a router retries: connection errors/timeouts (status 0), 429 and 5xx. */
+export function isRetryable(status: number): boolean {
+  return status === 0 || status === 429 || status >= 500;
+}
+
+/** Splits `<provider>/<model>` when the prefix is a known provider name. */
+export function splitProviderModel(model: string): { provider: ProviderName | null; model: string } {
+  const slash = model.indexOf('/');
+  if (slash > 0) {
+    const p = model.slice(0, slash);
+    if (isProviderName(p)) return { provider: p, model: model.slice(slash + 1) };
+  }
+  return { provider: null, model };
+}

@@ -1,0 +1,102 @@
+/** Unit tests: router health (ejection, cool-down probe, 429), strategies (weighted, model-mappings), retry delays. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildConfig } from '../shared/config.ts';
+import { retryDelay, RouterRuntime, isRetryable } from '../proxy/router.ts';
+
+function runtime(router: Record<string, unknown>, random = Math.random) {
+  const config = buildConfig({ routers: { r: router } }, {});
+  let t = 1000;
+  const rt = new RouterRuntime(config.routers.r!, config.providers, () => t, random);
+  return { rt, advance: (ms: number) => (t += ms) };
+}
+
+const twoProviders = {
+  'load-balance': { chat: { strategy: 'latency', providers: ['openai', 'groq'] } },
+  health: { window: '10s', 'error-threshold': 0.5, 'min-requests': 4, 'cool-down': '5s' },
+};
+
+test('a provider over the error threshold leaves the pool, then returns after a successful probe', () => {
+  const { rt, advance } = runtime(twoProviders);
+  for (let i = 0; i < 3; i++) rt.record('groq', 500);
+  assert.equal(rt.healthView().find((h) => h.provider === 'groq')!.healthy, true, 'below the minimum request count');
+  rt.record('groq', 0);
+  assert.equal(rt.healthView().find((h) => h.provider === 'groq')!.healthy, false);
+  for (let i = 0; i < 50; i++) assert.equal(rt.choose('chat', 'gpt-4o-mini')!.provider, 'openai');
+  advance(5001);
+  // After the cool-down one probe goes through; until it answers, groq takes no other request.
+  const picks = new Set<string>();
+  let probe = null;
+  for (let i = 0; i < 50; i++) {
+    const c = rt.choose('chat', 'gpt-4o-mini')!;
+    picks.add(c.provider);
+    if (c.probe) probe = c;
+  }
+  assert.ok(probe && probe.provider === 'groq');
+  rt.record('groq', 200);
+  assert.equal(rt.healthView().find((h) => h.provider === 'groq')!.healthy, true);
+});
+
+test('a failed probe restarts the cool-down', () => {
+  const { rt, advance } = runtime(twoProviders);
+  for (let i = 0; i < 4; i++) rt.record('groq', 503);
+  advance(5001);
+  let c;
+  do c = rt.choose('chat', 'm')!;
+  while (c.provider !== 'groq');
+  assert.equal(c.probe, true);
+  rt.record('groq', 502);
+  assert.ok(rt.healthView().find((h) => h.provider === 'groq')!.ejectedForMs > 4000);
+});
+
+test('a 429 takes the provider out for its Retry-After', () => {
+  const { rt, advance } = runtime(twoProviders);
+  rt.record('openai', 429, 2000);
+  for (let i = 0; i < 20; i++) assert.equal(rt.choose('chat', 'm')!.provider, 'groq');
+  advance(2001);
+  const seen = new Set<string>();
+  for (let i = 0; i < 50; i++) seen.add(rt.choose('chat', 'm')!.provider);
+  assert.ok(seen.has('openai'));
+});
+
+test('when every provider is out, the one whose ejection ends first is used', () => {
+  const { rt } = runtime(twoProviders);
+  rt.record('openai', 429, 5000);
+  rt.record('groq', 429, 1000);
+  assert.equal(rt.choose('chat', 'm')!.provider, 'groq');
+});
+
+test('a retry goes to a provider not yet tried', () => {
+  const { rt } = runtime(twoProviders);
+  for (let i = 0; i < 20; i++) assert.equal(rt.choose('chat', 'm', new Set(['openai']))!.provider, 'groq');
+});
+
+test('weighted: shares hold within statistical bounds', () => {
+  const { rt } = runtime({ 'load-balance': { chat: { strategy: 'weighted', providers: [{ provider: 'openai', weight: 3 }, { provider: 'groq', weight: 1 }] } } });
+  const n = 20_000;
+  let openai = 0;
+  for (let i = 0; i < n; i++) if (rt.choose('chat', 'm')!.provider === 'openai') openai++;
+  // Binomial(n, 0.75): sd ≈ 61; allow 5 sd.
+  assert.ok(Math.abs(openai - 0.75 * n) < 5 * Math.sqrt(n * 0.75 * 0.25), `openai got ${openai} of ${n}`);
+});
+
+test('model-mappings: a provider lacking the model gets its mapped model', () => {
+  const { rt } = runtime({
+    'load-balance': {
+      chat: { strategy: 'model-mappings', providers: ['anthropic'], 'model-mappings': { 'gpt-4o': ['anthropic/claude-sonnet-4-5', 'gemini/gemini-2.5-pro'] } },
+    },
+  });
+  assert.deepEqual(rt.choose('chat', 'gpt-4o'), { provider: 'anthropic', model: 'claude-sonnet-4-5', probe: false });
+  assert.equal(rt.choose('chat', 'claude-haiku-4-5')!.model, 'claude-haiku-4-5', 'a model the provider has is kept');
+});
+
+test('retry delays: exponential with full jitter, bounded; constant; none past max-retries', () => {
+  const policy = { strategy: 'exponential' as const, maxRetries: 3, minDelayMs: 100, maxDelayMs: 250, factor: 2 };
+  assert.equal(retryDelay(policy, 1, () => 0.999999), 99.9999);
+  assert.ok(Math.abs(retryDelay(policy, 2, () => 0.5)! - 100) < 1e-9);
+  assert.ok(Math.abs(retryDelay(policy, 3, () => 0.999999)! - 250 * 0.999999) < 1e-9, 'capped at max-delay');
+  assert.equal(retryDelay(policy, 4), null);
+  assert.equal(retryDelay({ ...policy, strategy: 'constant' }, 2), 100);
+  assert.equal(retryDelay(null, 1), null);
+  assert.ok(isRetryable(0) && isRetryable(429) && isRetryable(503) && !isRetryable(400) && !isRetryable(200));
+});
