@@ -35,6 +35,8 @@ export interface RequestRow {
   request_body: unknown;
   response_body: unknown;
   error: unknown;
+  /** Gateway facts: attempts, token-limit outcome, client-closed flag (jsonb). */
+  extra?: Record<string, unknown> | null;
   updated_at: Date;
   scores?: Record<string, number> | null;
 }
@@ -143,6 +145,30 @@ export function toLlmSchema(row: Pick<RequestRow, 'request_body' | 'response_bod
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
+/**
+ * The request's properties as shown over REST: the caller's `Svc-Property-*` values plus what the
+ * gateway did, under reserved `svc-` names (the reference shape has no other place for them):
+ * `svc-attempts` (JSON: every provider attempt with status and latency ms; the last one answered),
+ * `svc-token-limit-handler`, `svc-token-limit-tokens-before`, `svc-token-limit-tokens-after`,
+ * `svc-token-limit-model-sent`, `svc-token-limit-skipped`, and `svc-client-closed`.
+ */
+export function shownProperties(row: Pick<RequestRow, 'properties' | 'extra'>): Record<string, string> {
+  const out: Record<string, string> = { ...(row.properties ?? {}) };
+  const extra = row.extra ?? {};
+  const attempts = extra.attempts as unknown[] | undefined;
+  if (Array.isArray(attempts) && attempts.length > 0) out['svc-attempts'] = JSON.stringify(attempts);
+  const tl = extra.tokenLimit as Record<string, unknown> | undefined;
+  if (tl) {
+    out['svc-token-limit-handler'] = String(tl.handler);
+    if (tl.tokensBefore !== null && tl.tokensBefore !== undefined) out['svc-token-limit-tokens-before'] = String(tl.tokensBefore);
+    if (tl.tokensAfter !== null && tl.tokensAfter !== undefined) out['svc-token-limit-tokens-after'] = String(tl.tokensAfter);
+    out['svc-token-limit-model-sent'] = String(tl.modelSent);
+    if (tl.skipped) out['svc-token-limit-skipped'] = String(tl.skipped);
+  }
+  if (extra.clientClosed === true) out['svc-client-closed'] = 'true';
+  return out;
+}
+
 /** Maps a stored row to `SvcRequest`. */
 export function toSvcRequest(row: RequestRow): Json {
   const providerLog = isProviderName(row.provider) ? PROVIDERS[row.provider].logName : row.provider;
@@ -158,7 +184,7 @@ export function toSvcRequest(row: RequestRow): Json {
     request_body: row.request_body ?? null,
     request_path: row.path,
     request_user_id: row.user_id,
-    request_properties: row.properties ?? {},
+    request_properties: shownProperties(row),
     request_model: row.request_model,
     model_override: row.model_override,
     svc_user: row.user_id,
@@ -182,7 +208,7 @@ export function toSvcRequest(row: RequestRow): Json {
     asset_ids: null,
     asset_urls: null,
     scores: row.scores ?? {},
-    properties: row.properties ?? {},
+    properties: shownProperties(row),
     assets: [],
     target_url: row.target_url ?? '',
     model: row.response_model ?? row.request_model ?? '',
