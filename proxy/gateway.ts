@@ -63,6 +63,8 @@ export interface RequestContext {
   tried: Set<ProviderName>;
   /** Start of the current attempt (ms, performance.now()). */
   attemptStartMs: number;
+  /** Attempts sent upstream so far (1 after the first). */
+  attemptCount: number;
   /** The client named the provider (`<provider>/<model>` on a router): retries stay with it. */
   pinned: boolean;
   prompt: AppliedPrompt | null;
@@ -213,6 +215,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       router: null,
       tried: new Set(),
       attemptStartMs: 0,
+      attemptCount: 0,
       pinned: false,
       prompt: null,
       tokenLimit: null,
@@ -510,7 +513,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ctx.router?.latency.start(ctx.provider!);
     ctx.attemptStartMs = performance.now();
     ctx.timedOut = false;
-    const firstAttempt = ctx.tried.size === 0;
+    const firstAttempt = ctx.attemptCount === 0;
+    ctx.attemptCount++;
     ctx.tried.add(ctx.provider!);
     const body = up.body;
     proxy.web(
@@ -539,7 +543,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const latency = performance.now() - ctx.attemptStartMs;
     runtime.record(ctx.provider!, status, retryAfterMs);
     if (!isRetryable(status) || ctx.res.headersSent || ctx.res.destroyed) return false;
-    const delay = runtime.retryDelayMs(ctx.tried.size);
+    const delay = runtime.retryDelayMs(ctx.attemptCount);
     if (delay === null) return false;
     ctx.attempts.push({ provider: ctx.provider!, status, latencyMs: latency, error });
     runtime.latency.finish(ctx.provider!, status === 0 ? null : latency);

@@ -67,8 +67,10 @@ function main(): void {
     if (controlPlane) {
       const flushed = await controlPlane.close(config.server.shutdownTimeoutMs);
       const stats = controlPlane.queue.getStats();
-      logger.info({ flushed, ...stats }, 'log queue flushed');
+      if (flushed) logger.info({ flushed, ...stats }, 'log queue flushed');
+      else logger.warn({ flushed, lost: stats.queued + stats.inFlight, ...stats }, 'admin did not acknowledge every queued record before the shutdown timeout; these records are lost');
     }
+    logger.info('proxy stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -29,6 +29,8 @@ export class ResponseRecorder {
   private contentBytes = 0;
   private usage: ChatUsage | null = null;
   private streamError: string | null = null;
+  /** Decodes the stream across chunks: a multi-byte character may be split between two. */
+  private readonly decoder = new TextDecoder('utf-8');
 
   /**
    * @param streamed true for an SSE response (`text/event-stream`).
@@ -44,7 +46,7 @@ export class ResponseRecorder {
   /** Feeds one chunk of the response as it reached the client. */
   push(chunk: Buffer): void {
     if (this.parser) {
-      this.parser.feed(chunk.toString('utf8'));
+      this.parser.feed(this.decoder.decode(chunk, { stream: true }));
       return;
     }
     if (this.bytes + chunk.length > this.capBytes) {
@@ -123,6 +125,7 @@ export class ResponseRecorder {
    */
   finish(status: number): RecordedResponse {
     if (this.parser) {
+      this.parser.feed(this.decoder.decode());
       const body = this.assembled;
       if (body && this.usage) body.usage = this.usage;
       return { body, usage: this.usage, error: this.streamError, truncated: this.truncated };
