@@ -35,6 +35,8 @@ export interface RequestRow {
   request_body: unknown;
   response_body: unknown;
   error: unknown;
+  /** `provider` or `estimated` (js-tiktoken-compatible count when the provider sent no usage). */
+  tokens_source?: string | null;
   /** Gateway facts: attempts, token-limit outcome, client-closed flag (jsonb). */
   extra?: Record<string, unknown> | null;
   updated_at: Date;
@@ -150,9 +152,10 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
  * gateway did, under reserved `svc-` names (the reference shape has no other place for them):
  * `svc-attempts` (JSON: every provider attempt with status and latency ms; the last one answered),
  * `svc-token-limit-handler`, `svc-token-limit-tokens-before`, `svc-token-limit-tokens-after`,
- * `svc-token-limit-model-sent`, `svc-token-limit-skipped`, and `svc-client-closed`.
+ * `svc-token-limit-model-sent`, `svc-token-limit-skipped`, `svc-client-closed`, and
+ * `svc-tokens-source` (`provider` when the provider reported usage, `estimated` when counted here).
  */
-export function shownProperties(row: Pick<RequestRow, 'properties' | 'extra'>): Record<string, string> {
+export function shownProperties(row: Pick<RequestRow, 'properties' | 'extra' | 'tokens_source'>): Record<string, string> {
   const out: Record<string, string> = { ...(row.properties ?? {}) };
   const extra = row.extra ?? {};
   const attempts = extra.attempts as unknown[] | undefined;
@@ -166,6 +169,7 @@ export function shownProperties(row: Pick<RequestRow, 'properties' | 'extra'>): 
     if (tl.skipped) out['svc-token-limit-skipped'] = String(tl.skipped);
   }
   if (extra.clientClosed === true) out['svc-client-closed'] = 'true';
+  if (row.tokens_source) out['svc-tokens-source'] = row.tokens_source;
   return out;
 }
 

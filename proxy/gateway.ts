@@ -624,7 +624,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     if (!ok) {
       collect(proxyRes, config.server.maxBodyBytes, (buf) => {
-        const mapped = JSON.stringify(adapter.mapError!(status, buf));
+        const mapped = JSON.stringify(adapter.mapError!(status, buf, proxyRes.headers));
         ctx.recorder?.push(Buffer.from(mapped));
         sendJson(ctx, res, status, headers, mapped);
       });

@@ -231,3 +231,32 @@ describe('routers that survive failing providers', () => {
     assert.ok((seen.get('openai') ?? 0) >= 5 && (seen.get('deepseek') ?? 0) >= 5, JSON.stringify([...seen]));
   });
 });
+
+describe('provider quirks through the openai client', () => {
+  test('a Groq stream that errors midway: the client gets the error, the record keeps it', async () => {
+    const { data: stream, response } = await client('/ai')
+      .chat.completions.create({ model: 'openai/groq-stream-error', messages: [{ role: 'user', content: 'x' }], stream: true })
+      .withResponse();
+    let chunks = 0;
+    await assert.rejects(async () => {
+      for await (const _ of stream) chunks++;
+    }, /tool_use_failed|Failed to call a function|error/i);
+    assert.ok(chunks > 0, 'chunks arrived before the error');
+    const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
+    assert.match(JSON.stringify(rec.llmSchema.response.error.svcMessage), /tool_use_failed/);
+  });
+
+  test('DeepSeek reasoning content is streamed through and logged', async () => {
+    const { data: stream, response } = await client('/ai')
+      .chat.completions.create({ model: 'deepseek/deepseek-reasoner', messages: [{ role: 'user', content: 'think' }], stream: true })
+      .withResponse();
+    let reasoning = '';
+    for await (const chunk of stream) reasoning += (chunk.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '';
+    assert.ok(reasoning.length > 100);
+    const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
+    assert.ok(rec.llmSchema.response.messages[0].reasoning.length > 100);
+    assert.ok(rec.reasoning_tokens > 0);
+    assert.equal(rec.provider, 'DEEPSEEK');
+    assert.equal(rec.properties['svc-tokens-source'], 'provider');
+  });
+});

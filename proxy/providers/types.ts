@@ -68,6 +68,9 @@ export interface ProviderAdapter {
    * `data: {"error":{...}}\n\n` as the final event. Non-passthrough only.
    */
   createStreamMapper?(call: ProviderCall): Transform;
-  /** Maps an upstream error status and body to OpenAI's error shape (status kept). Default: pass through. */
-  mapError?(status: number, body: Buffer): OpenAIErrorBody;
+  /**
+   * Maps an upstream error status, body and response headers (e.g. Bedrock's `x-amzn-ErrorType`) to
+   * OpenAI's error shape (status kept). Absent: the error body passes through.
+   */
+  mapError?(status: number, body: Buffer, headers?: Record<string, string | string[] | undefined>): OpenAIErrorBody;
 }
