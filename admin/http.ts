@@ -145,7 +145,14 @@ export async function readBody<T>(ctx: Context, schema: Struct<T, any>, limitByt
   } catch (err) {
     throw new HttpError(400, `malformed JSON body: ${(err as Error).message}`);
   }
-  const [error, result] = validate(value, schema, { coerce: true });
-  if (error) throw new HttpError(400, `invalid body: ${describeStructError(error as StructError)}`);
+  let checked: [StructError | undefined, unknown];
+  try {
+    checked = validate(value, schema, { coerce: true });
+  } catch (err) {
+    // superstruct itself throws on values it cannot describe (e.g. a member named toString that is not a function).
+    throw new HttpError(400, `invalid body: ${(err as Error).message}`);
+  }
+  const [error, result] = checked;
+  if (error) throw new HttpError(400, `invalid body: ${describeStructError(error)}`);
   return result as T;
 }

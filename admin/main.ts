@@ -10,10 +10,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Context, Next } from 'koa';
 import { configPathFrom, ConfigError, loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
+import { lingerAfterAnswer } from '../shared/linger.ts';
 import { createApp } from './app.ts';
 import { startControlPlane } from './controlplane.ts';
 import { openDatabase } from './db.ts';
@@ -123,45 +123,24 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
-}
-
-/** After an answer sent before the request body was read: how long and how much of the rest is read and discarded. */
-const LINGER_MS = 5_000;
-const LINGER_BYTES = 64 * 1024 * 1024;
-
-/**
- * "Lingering close": reads and discards the rest of a request body the app answered early (bounded
- * by {@link LINGER_MS} / {@link LINGER_BYTES}), so a client still uploading sees the answer, and a
- * kept-alive connection reaches its next request. When the connection is to close, it half-closes
- * after the answer instead of being destroyed at once (which, with unread input, makes the kernel
- * send a reset that can discard the answer before the client read it).
- */
-function lingerAfterAnswer(req: IncomingMessage): void {
-  const socket = req.socket as Socket & { destroySoon?: () => void };
-  const nodeDestroySoon = socket.destroySoon;
-  socket.destroySoon = () => {
-    socket.destroySoon = nodeDestroySoon;
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
-    socket.once('end', () => socket.destroy());
-    if (socket.writable) socket.end();
-  };
-  let bytes = 0;
-  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-  timer.unref();
-  const stop = () => clearTimeout(timer);
-  req.once('end', stop);
-  req.once('close', stop);
-  req.on('data', (c: Buffer) => {
-    bytes += c.length;
-    if (bytes > LINGER_BYTES) {
-      stop();
-      socket.destroy();
+  process.on('uncaughtException', (err) => {
+    if (isPostgresClosedSocketWrite(err)) {
+      // postgres.js 3.4.x writes to a socket it already closed when a backend dies mid-transaction
+      // (porsager/postgres#1208, fix pending in #1155/#1215). The transaction itself already failed
+      // and was reported to its caller; the stray write is harmless, so admin stays up.
+      logger.warn({ err: err.message }, 'ignored a write on a closed PostgreSQL connection (postgres.js #1208)');
+      return;
     }
+    logger.fatal({ err }, 'uncaught exception');
+    process.exit(1);
   });
-  req.resume();
 }
+
+/** True for postgres.js's stray write on a closed connection (a TypeError thrown from `nextWrite`). */
+function isPostgresClosedSocketWrite(err: unknown): boolean {
+  return err instanceof TypeError && /nextWrite/.test(err.stack ?? '') && /node_modules[\\/]postgres[\\/]/.test(err.stack ?? '');
+}
+
 
 main().catch((err) => {
   console.error('admin: failed to start:', err instanceof Error ? err.message : err);

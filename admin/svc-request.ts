@@ -77,7 +77,7 @@ export function toSchemaMessage(m: Json): Json {
   else if (typeof m.reasoning === 'string') out.reasoning = m.reasoning;
   if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) {
     out._type = 'functionCall';
-    out.tool_calls = (m.tool_calls as Json[]).map((tc) => {
+    out.tool_calls = (m.tool_calls as unknown[]).filter((tc): tc is Json => !!tc && typeof tc === 'object').map((tc) => {
       const fn = (tc.function ?? {}) as Json;
       let args: unknown = {};
       try {
@@ -119,7 +119,7 @@ export function toLlmSchema(row: Pick<RequestRow, 'request_body' | 'response_bod
   if (typeof maxTokens === 'number') request.max_tokens = maxTokens;
   for (const k of REQUEST_SCALARS) if (req[k] !== undefined) request[k] = req[k];
   if (Array.isArray(req.tools)) {
-    request.tools = (req.tools as Json[]).map((t) => {
+    request.tools = (req.tools as unknown[]).filter((t): t is Json => !!t && typeof t === 'object').map((t) => {
       const fn = (t.function ?? {}) as Json;
       return { name: fn.name ?? t.name, description: fn.description ?? '', parameters: fn.parameters ?? {} };
     });

@@ -226,7 +226,8 @@ describe('header injection', () => {
     assert.equal(statusOf(r.text), 200, r.text.slice(0, 300));
     const id = /svc-id: ([0-9a-f-]{36})/i.exec(r.text)![1]!;
     const rec = await fetchRecord(stack, id);
-    assert.deepEqual(rec.request_properties, { env: 'prod\tblue' });
+    assert.equal(rec.request_properties.env, 'prod\tblue');
+    assert.deepEqual(Object.keys(rec.request_properties).filter((k) => !k.startsWith('svc-')), ['env'], 'nothing injected');
   });
 });
 
@@ -305,5 +306,34 @@ describe('admin REST API', () => {
     assert.ok(nonUtf8.status < 500, `${nonUtf8.status}: ${await nonUtf8.text()}`);
     const health = await fetch(`${stack.adminUrl}/health`);
     assert.equal(health.status, 200);
+  });
+});
+
+describe('admin REST API: regressions found by test/fuzz.test.ts', () => {
+  test('a value whose "toString" member is not a function → 400, not 500', async () => {
+    for (const body of ['{"filter":"all","limit":{"toString":0}}', '{"filter":"all","offset":{"valueOf":"x","toString":[]}}']) {
+      const res = await fetch(`${stack.adminUrl}/v1/request/query`, { method: 'POST', body, headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' } });
+      const text = await res.text();
+      assert.equal(res.status, 400, `${body} → ${res.status}: ${text}`);
+    }
+  });
+
+  test('a logged request body with odd message members (tool_calls: [null]) is readable over REST', async () => {
+    const res = await post(
+      JSON.stringify({ model: 'openai/text-embedding-3-small', input: 'x', messages: [{ role: 'assistant', content: null, tool_calls: [null, 5, { function: null }] }, null, 'x'] }),
+      {},
+      '/ai/embeddings',
+    );
+    assert.equal(res.status, 200, await res.text());
+    const id = res.headers.get('svc-id')!;
+    await waitFor(async () => (await stack.db.sql`select 1 from request_log where id = ${id}`).length === 1);
+    const one = await fetch(`${stack.adminUrl}/v1/request/${id}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+    assert.equal(one.status, 200, await one.text());
+    const query = await fetch(`${stack.adminUrl}/v1/request/query`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ filter: { request: { id: { equals: id } } } }),
+    });
+    assert.equal(query.status, 200, await query.text());
   });
 });
