@@ -34,7 +34,7 @@ import { ResponseRecorder } from './response-recorder.ts';
 import { isRetryable, RouterRuntime } from './router.ts';
 import { applyPrompt, type AppliedPrompt } from './prompts.ts';
 import { applyTokenLimit, parseTokenLimitHandler, type TokenLimitResult } from './tokenlimit/index.ts';
-import type { Metrics } from './metrics.ts';
+import { observeRequest, type Metrics } from './metrics.ts';
 
 /** Everything one request carries through the stages. Times are `performance.now()` ms. */
 export interface RequestContext {
@@ -764,10 +764,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // Unknown paths share one label, so clients cannot grow the metric without bound.
     const route = ctx.routerName || KNOWN_PATHS.has(ctx.path) ? routeLabel(ctx) : 'unmatched';
     const provider = ctx.provider ?? 'none';
-    metrics?.requests.inc({ route, provider, status: String(status) });
-    metrics?.latency.observe({ provider }, (endMs - ctx.startMs) / 1000);
-    if (ctx.firstByteMs !== null) metrics?.timeToFirstToken.observe({ provider }, (ctx.firstByteMs - ctx.startMs) / 1000);
-    logger[status >= 500 ? 'warn' : 'info'](
+    if (metrics) observeRequest(metrics, route, provider, status, (endMs - ctx.startMs) / 1000, ctx.firstByteMs !== null ? (ctx.firstByteMs - ctx.startMs) / 1000 : null);
+    // One access-log line per request: successes at debug (a line per request costs more than the
+    // rest of the gateway's own work), client errors at info, upstream and gateway errors at warn.
+    const level = status >= 500 ? 'warn' : status >= 400 ? 'info' : 'debug';
+    if (logger.isLevelEnabled(level)) logger[level](
       {
         requestId: ctx.id,
         route,
