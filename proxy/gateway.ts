@@ -100,6 +100,17 @@ export interface Gateway {
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length']);
 const CTX = Symbol('svc.ctx');
 type WithCtx = IncomingMessage & { [CTX]?: RequestContext };
+type WithCtxRes = { [CTX]?: RequestContext };
+type WithCtxReq = http.ClientRequest & { [CTX]?: RequestContext };
+
+/** The request body as http-proxy-3's `buffer` option: it only calls `pipe(dest)`; one write, then end. */
+class BodySource {
+  constructor(private readonly body: Buffer) {}
+  pipe<T extends Writable>(dest: T): T {
+    dest.end(this.body);
+    return dest;
+  }
+}
 
 /**
  * Parses `Svc-Property-<Name>` headers into `{name: value}` (names lower-cased; repeated headers
@@ -147,10 +158,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   const httpAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
   const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
-  const proxy = httpProxy.createProxyServer({ selfHandleResponse: true, ignorePath: true, prependPath: true, xfwd: false, changeOrigin: true });
-  proxy.on('error', () => {
-    /* per-call callbacks handle errors; this keeps the emitter from throwing */
-  });
+  // One proxy server per protocol, its keep-alive agent among the global options, so a call passes
+  // only the target and the body. No changeOrigin: with no Host header of ours, Node's client sets
+  // Host from the target itself.
+  const proxyOptions = { selfHandleResponse: true, ignorePath: true, prependPath: true, xfwd: false, changeOrigin: false };
+  const httpProxyServer = httpProxy.createProxyServer({ ...proxyOptions, agent: httpAgent });
+  const httpsProxyServer = httpProxy.createProxyServer({ ...proxyOptions, agent: httpsAgent });
 
   const routers = new Map<string, RouterRuntime>();
   for (const r of Object.values(config.routers)) routers.set(r.name, new RouterRuntime(r, config.providers));
@@ -170,11 +183,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const server = http.createServer({ headersTimeout: config.server.headersTimeoutMs, requestTimeout: 0, keepAliveTimeout: 65_000, connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(config.server.headersTimeoutMs / 4))) });
   server.on('request', (req, res) => {
     inFlight++;
-    res.once('close', () => {
-      if (--inFlight === 0) for (const f of idle.splice(0)) f();
-    });
+    res.once('close', onAnyResponseClose);
     void handle(req, res);
   });
+  function onAnyResponseClose(): void {
+    if (--inFlight === 0) for (const f of idle.splice(0)) f();
+  }
   server.on('clientError', (err, socket) => {
     const code = (err as { code?: string }).code;
     // A response already on its way on this socket cannot be followed by an error response.
@@ -228,7 +242,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
       finished: false,
       attempts: [],
     };
-    res.setHeader('svc-id', ctx.id);
     try {
       route(ctx);
       if (authOn) authenticate(ctx);
@@ -516,19 +529,16 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const firstAttempt = ctx.attemptCount === 0;
     ctx.attemptCount++;
     ctx.tried.add(ctx.provider!);
-    const body = up.body;
-    proxy.web(
-      req,
-      ctx.res,
-      {
-        target: up.url as unknown as string,
-        method: up.method,
-        agent: up.url.protocol === 'https:' ? httpsAgent : httpAgent,
-        buffer: { pipe: (dest: Writable) => (dest.end(body), dest) } as never,
-      },
-      (err: Error) => upstreamError(ctx, err),
-    );
-    if (firstAttempt) ctx.res.once('close', () => finish(ctx));
+    const server = up.url.protocol === 'https:' ? httpsProxyServer : httpProxyServer;
+    server.web(req, ctx.res, { target: up.url as unknown as string, buffer: new BodySource(up.body) as never });
+    if (firstAttempt) {
+      (ctx.res as WithCtxRes)[CTX] = ctx;
+      ctx.res.once('close', onResponseClose);
+    }
+  }
+
+  function onResponseClose(this: ServerResponse): void {
+    finish((this as WithCtxRes)[CTX]!);
   }
 
   /**
@@ -559,20 +569,29 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return true;
   }
 
-  proxy.on('proxyReq', (proxyReq: http.ClientRequest, req: IncomingMessage) => {
-    const ctx = (req as WithCtx)[CTX];
-    if (!ctx) return;
-    proxyReq.setTimeout(config.server.upstreamTimeoutMs, () => {
-      ctx.timedOut = true;
-      proxyReq.destroy(new Error('upstream timeout'));
+  for (const server of [httpProxyServer, httpsProxyServer]) {
+    server.on('proxyReq', (proxyReq: http.ClientRequest, req: IncomingMessage) => {
+      const ctx = (req as WithCtx)[CTX];
+      if (!ctx) return;
+      (proxyReq as WithCtxReq)[CTX] = ctx;
+      proxyReq.setTimeout(config.server.upstreamTimeoutMs, onUpstreamTimeout);
     });
-  });
+    server.on('proxyRes', (proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse) => {
+      const ctx = (req as WithCtx)[CTX];
+      if (ctx) onUpstreamResponse(ctx, proxyRes, res);
+    });
+    // Per-request errors come here (no per-call callback: one closure less per request).
+    server.on('error', (err: Error, req: IncomingMessage) => {
+      const ctx = (req as WithCtx)[CTX];
+      if (ctx) upstreamError(ctx, err);
+    });
+  }
 
-  proxy.on('proxyRes', (proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse) => {
-    const ctx = (req as WithCtx)[CTX];
-    if (!ctx) return;
-    onUpstreamResponse(ctx, proxyRes, res);
-  });
+  function onUpstreamTimeout(this: http.ClientRequest): void {
+    const ctx = (this as WithCtxReq)[CTX];
+    if (ctx) ctx.timedOut = true;
+    this.destroy(new Error('upstream timeout'));
+  }
 
   function onUpstreamResponse(ctx: RequestContext, proxyRes: IncomingMessage, res: ServerResponse): void {
     ctx.responseAtMs = performance.now();
@@ -604,22 +623,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
       if (v !== undefined) headers[k] = String(v);
     }
 
-    proxyRes.on('error', () => onMidStreamError(ctx));
-    proxyRes.on('aborted', () => onMidStreamError(ctx));
+    (proxyRes as WithCtxRes)[CTX] = ctx;
+    proxyRes.on('error', onUpstreamBroken);
+    proxyRes.on('aborted', onUpstreamBroken);
 
     if (adapter.passthrough || (!ok && !adapter.mapError)) {
       if (proxyRes.headers['content-length'] !== undefined && !isStream) headers['content-length'] = proxyRes.headers['content-length'];
       res.writeHead(status, headers);
-      const recorder = ctx.recorder;
-      proxyRes.on('data', (chunk: Buffer) => {
-        if (ctx.firstByteMs === null) ctx.firstByteMs = performance.now();
-        recorder?.push(chunk);
-        if (!res.write(chunk)) {
-          proxyRes.pause();
-          res.once('drain', () => proxyRes.resume());
-        }
-      });
-      proxyRes.on('end', () => res.end());
+      proxyRes.on('data', onPassthroughData);
+      proxyRes.on('end', onPassthroughEnd);
       return;
     }
     if (!ok) {
@@ -666,6 +678,25 @@ export function createGateway(deps: GatewayDeps): Gateway {
       ctx.recorder?.push(Buffer.from(text));
       sendJson(ctx, res, ctx.status, headers, text);
     });
+  }
+
+  function onUpstreamBroken(this: IncomingMessage): void {
+    onMidStreamError((this as WithCtxRes)[CTX]!);
+  }
+
+  /** Passthrough: each upstream chunk goes to the client as it arrives (with backpressure). */
+  function onPassthroughData(this: IncomingMessage, chunk: Buffer): void {
+    const ctx = (this as WithCtxRes)[CTX]!;
+    if (ctx.firstByteMs === null) ctx.firstByteMs = performance.now();
+    ctx.recorder?.push(chunk);
+    if (!ctx.res.write(chunk)) {
+      this.pause();
+      ctx.res.once('drain', () => this.resume());
+    }
+  }
+
+  function onPassthroughEnd(this: IncomingMessage): void {
+    (this as WithCtxRes)[CTX]!.res.end();
   }
 
   function sendJson(ctx: RequestContext, res: ServerResponse, status: number, headers: Record<string, string | string[]>, text: string): void {
@@ -742,7 +773,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     else if (unread) lingerAfterAnswer(ctx.req);
     sendError(ctx.res, e, extra);
     if ((ctx.res as unknown as { _closed?: boolean })._closed) finish(ctx);
-    else ctx.res.once('close', () => finish(ctx));
+    else {
+      (ctx.res as WithCtxRes)[CTX] = ctx;
+      ctx.res.once('close', onResponseClose);
+    }
   }
 
   function routeLabel(ctx: RequestContext): string {
@@ -844,7 +878,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       server.closeIdleConnections();
       await Promise.race([drained, new Promise((r) => setTimeout(r, config.server.shutdownTimeoutMs).unref())]);
       server.closeAllConnections();
-      proxy.close?.();
+      httpProxyServer.close?.();
+      httpsProxyServer.close?.();
       httpAgent.destroy();
       httpsAgent.destroy();
       await rateLimiter?.close();
