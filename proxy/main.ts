@@ -41,7 +41,9 @@ function main(): void {
       logger,
     });
   }
-  warmUpEstimator();
+  // The tokenizer tables cost ~75 MB; most requests never need a count (their size in bytes already
+  // fits the context window), so they load on first need unless `token-limit.preload` asks otherwise.
+  if (config.tokenLimit.preload) warmUpEstimator();
   const metrics = createMetrics(controlPlane);
   const gateway = createGateway({ config, logger, controlPlane, metrics });
   const port = Number(process.env.GATEWAY_PORT ?? 8080);

@@ -168,6 +168,7 @@ export const GatewayConfigSchema = object({
       'retention-days': optional(PositiveInt),
     }),
   ),
+  'token-limit': optional(object({ preload: optional(boolean()) })),
   logging: optional(object({ level: optional(enums(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])) })),
   metrics: optional(object({ enabled: optional(boolean()) })),
 });
@@ -260,6 +261,11 @@ export interface GatewayConfig {
   };
   logQueue: { maxRecords: number; maxBytes: number; batchSize: number; flushIntervalMs: number; maxBodyBytes: number };
   admin: { maxBodyBytes: number; retentionDays: number };
+  /**
+   * `preload`: load the tokenizer tables at start (about 75 MB of memory) instead of on the first
+   * request whose size needs a token count. Default false.
+   */
+  tokenLimit: { preload: boolean };
   logLevel: string;
 }
 
@@ -381,6 +387,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
       maxBodyBytes: q?.['max-body-bytes'] ?? 1024 * 1024,
     },
     admin: { maxBodyBytes: raw.admin?.['max-body-size'] ?? 1024 * 1024, retentionDays: raw.admin?.['retention-days'] ?? 90 },
+    tokenLimit: { preload: raw['token-limit']?.preload ?? false },
     logLevel: raw.logging?.level ?? env.LOG_LEVEL ?? 'info',
   };
 }
