@@ -26,6 +26,9 @@ import { hashesEqual } from '../shared/apikey.ts';
 import { AdminMessageSchema, parseMessage, type AdminMessage, type KeyEntry } from '../shared/controlplane.ts';
 import { LogQueue, type LogQueueOptions } from './log-queue.ts';
 
+/** Most API keys a proxy holds (one organization's live keys). */
+const MAX_KEYS = 100_000;
+
 /** A prompt version as fetched from admin. */
 export interface PromptVersion {
   promptId: string;
@@ -73,7 +76,9 @@ export interface ControlPlaneOptions {
 /** The control-plane client. Create with {@link ControlPlaneClient.start}. */
 export class ControlPlaneClient {
   private ws: WebSocket | null = null;
-  private readonly keys = new LRUCache<string, KeyEntry>({ max: 1_000_000 });
+  // lru-cache preallocates its index for `max` entries, and the GC marks it on every full collection:
+  // size it for the organization's keys, not for a million (a snapshot larger than this is logged).
+  private readonly keys = new LRUCache<string, KeyEntry>({ max: MAX_KEYS });
   private snapshotReceived = false;
   private connected = false;
   private since = new Date();
@@ -228,6 +233,7 @@ export class ControlPlaneClient {
   private onMessage(msg: AdminMessage): void {
     switch (msg.type) {
       case 'keys.snapshot':
+        if (msg.keys.length > MAX_KEYS) this.options.logger.error({ keys: msg.keys.length, max: MAX_KEYS }, 'more API keys than the proxy holds; some will be refused');
         this.keys.clear();
         for (const k of msg.keys) this.keys.set(k.hash, k);
         this.snapshotReceived = true;
