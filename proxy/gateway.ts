@@ -512,8 +512,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (ctx.prompt) stripPromptMembers(body);
     const call: ProviderCall = { config: config.providers[ctx.provider!], body, stream: body.stream === true, requestId: ctx.id };
     ctx.call = call;
-    const upstream = ctx.adapter!.buildRequest(call, ctx.endpoint);
-    ctx.upstream = upstream instanceof Promise ? await upstream : upstream;
+    const pending = ctx.adapter!.buildRequest(call, ctx.endpoint);
+    const upstream = pending instanceof Promise ? await pending : pending;
+    // The body is sent in one piece: say its length rather than fall back to chunked encoding.
+    if (upstream.headers['content-length'] === undefined) upstream.headers['content-length'] = String(upstream.body.length);
+    ctx.upstream = upstream;
   }
 
   /** forward: send upstream through http-proxy-3 and stream the answer back. */

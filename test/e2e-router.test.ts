@@ -26,6 +26,7 @@ before(async () => {
         fireworks: { 'base-url': `${stub}/mode/hang/v1` },
         xai: { 'base-url': `${stub}/mode/reset-mid-stream/v1` },
         deepseek: { 'base-url': `${stub}/v1` },
+        azure: { 'base-url': stub, deployments: { 'gpt-4o-mini': 'prod-mini' }, 'api-version': '2024-10-21' },
       },
       routers: {
         failover: {
@@ -51,7 +52,7 @@ before(async () => {
         },
       },
     }),
-    proxyEnv: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' },
+    proxyEnv: { AZURE_OPENAI_API_KEY: 'azure-provider-secret', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' },
   });
 });
 after(async () => {
@@ -258,5 +259,28 @@ describe('provider quirks through the openai client', () => {
     assert.ok(rec.reasoning_tokens > 0);
     assert.equal(rec.provider, 'DEEPSEEK');
     assert.equal(rec.properties['svc-tokens-source'], 'provider');
+  });
+});
+
+describe('Azure OpenAI and provider errors', () => {
+  test('Azure: deployment URL, api-version and api-key header; answers stream through', async () => {
+    const data = await client('/ai').chat.completions.create({ model: 'azure/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(data.choices[0]!.message.content, 'The capital of France is Paris.');
+    const sent = await lastUpstream();
+    assert.equal(sent.url, '/openai/deployments/prod-mini/chat/completions?api-version=2024-10-21');
+    assert.equal(sent.headers['api-key'], 'azure-provider-secret');
+    assert.equal(sent.headers.authorization, undefined);
+    assert.equal(sent.headers['content-length'], String(Buffer.byteLength(JSON.stringify(sent.body))));
+    const stream = await client('/ai').chat.completions.create({ model: 'azure/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    assert.equal(text, 'The capital of the UK is London.');
+  });
+
+  test("Anthropic's overloaded error maps to OpenAI's shape with the provider's status", async () => {
+    await assert.rejects(
+      client('/ai').chat.completions.create({ model: 'anthropic/error-529', messages: [{ role: 'user', content: 'x' }] }),
+      (err: any) => err.status === 529 && err.error?.type === 'server_error' && /Overloaded/.test(err.message),
+    );
   });
 });

@@ -132,13 +132,14 @@ const server = http.createServer((req, res) => {
     const model = forced ? forced[1]! : String(body.model ?? '');
     const stream = body.stream === true;
 
-    if (url.endsWith('/embeddings')) return json(res, 200, F.embeddings);
+    const path = url.split('?')[0]!;
+    if (path.endsWith('/embeddings')) return json(res, 200, F.embeddings);
     if (/^\/model\/[^/]+\/converse-stream$/.test(url)) {
       const tools = body.toolConfig !== undefined;
       return sse(res, [tools ? F.bedrockStreamTool : F.bedrockStream], 0, 'application/vnd.amazon.eventstream');
     }
     if (/^\/model\/[^/]+\/converse$/.test(url)) return json(res, 200, body.toolConfig !== undefined ? F.bedrockTool : F.bedrock);
-    if (url.endsWith('/messages')) {
+    if (path.endsWith('/messages')) {
       if (model === 'error-529') return json(res, 529, F.anthropicOverloaded);
       if (model === 'reset-mid-stream') {
         const parts = events(F.anthropicStream);
@@ -151,7 +152,7 @@ const server = http.createServer((req, res) => {
       if (stream) return sse(res, events(tools ? F.anthropicStreamTool : F.anthropicStream));
       return json(res, 200, tools ? F.anthropicTool : F.anthropic);
     }
-    if (!url.endsWith('/chat/completions')) return json(res, 404, Buffer.from('{"error":{"message":"stub: no such path","type":"invalid_request_error","param":null,"code":null}}'));
+    if (!path.endsWith('/chat/completions')) return json(res, 404, Buffer.from('{"error":{"message":"stub: no such path","type":"invalid_request_error","param":null,"code":null}}'));
 
     switch (model) {
       case 'error-500':
