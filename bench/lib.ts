@@ -4,7 +4,6 @@
  * time to first byte, an open-streams client), reading a process's RSS and CPU time from /proc, and
  * small statistics and formatting helpers.
  */
-import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -41,28 +40,7 @@ export function startForwarder(kind: 'node' | 'http-proxy3', target: string): Pr
  * V8 CPU profile is written to `profileDir` when the process exits.
  */
 export function startProfiled(entry: string, env: NodeJS.ProcessEnv, readyType: string, args: string[], profileDir: string, timeoutMs = 30_000): Promise<Started> {
-  const child = fork(path.join(ROOT, entry), args, {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn', ...env },
-    execArgv: ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${profileDir}`],
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} did not become ready in ${timeoutMs} ms:\n${out}`)), timeoutMs);
-    child.on('message', (m: { type?: string; port?: number }) => {
-      if (m?.type === readyType) {
-        clearTimeout(timer);
-        resolve({ child, port: m.port!, output: () => out });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${entry} exited with code ${code} before it was ready:\n${out}`));
-    });
-  });
+  return startProcess(entry, env, readyType, args, timeoutMs, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
 }
 
 /** Stops every given process (in parallel, ignoring the ones never started). */
