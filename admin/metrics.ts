@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { mirroredCounter } from '../shared/metrics.ts';
 import type { ControlPlaneStats } from './controlplane.ts';
 
 /** Admin's metrics and how to observe one HTTP request. */
@@ -23,18 +24,6 @@ export interface AdminMetrics {
 
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** A counter whose value is read from `read()` at scrape time (for totals kept elsewhere). */
-function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): void {
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(read());
-    },
-  });
-}
 
 /** Creates a fresh registry with admin's metrics; `stats` reads the control plane's counters. */
 export function createAdminMetrics(stats: () => ControlPlaneStats): AdminMetrics {

@@ -5,6 +5,7 @@
  * control-plane link state. Queue and link values are read when scraped.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { mirroredCounter } from '../shared/metrics.ts';
 import type { ControlPlaneClient } from './controlplane.ts';
 
 /** The metric handles the request path updates. */
@@ -23,18 +24,6 @@ export interface Metrics {
 
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-/** A counter whose value is read from `read()` at scrape time (for totals kept elsewhere). */
-function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): void {
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(read());
-    },
-  });
-}
 
 /**
  * Records one finished request: its count by route, provider and status, its whole latency and its
