@@ -237,6 +237,18 @@ function toolChoiceOf(body: ChatCompletionRequest): AnthropicRequest['tool_choic
 }
 
 /**
+ * Appends content blocks as a turn of `role`, merging them into the previous turn when it has the
+ * same role (Anthropic's Messages and Bedrock's Converse both require alternating turns). Empty
+ * `blocks` add nothing.
+ */
+export function appendTurn<B>(messages: Array<{ role: 'user' | 'assistant'; content: B[] }>, role: 'user' | 'assistant', blocks: B[]): void {
+  if (blocks.length === 0) return;
+  const last = messages[messages.length - 1];
+  if (last && last.role === role) last.content.push(...blocks);
+  else messages.push({ role, content: blocks });
+}
+
+/**
  * Maps an OpenAI chat-completions body to an Anthropic Messages request body.
  *
  * - `system`/`developer` messages are lifted into `system` (a string; text blocks when a part carries `cache_control`);
@@ -255,12 +267,7 @@ export function toAnthropicRequest(body: ChatCompletionRequest, stream: boolean)
   assertSingleChoice(body, 'anthropic');
   const systemBlocks: AnthropicBlock[] = [];
   const messages: AnthropicMessageParam[] = [];
-  const push = (role: 'user' | 'assistant', blocks: AnthropicBlock[]) => {
-    if (blocks.length === 0) return;
-    const last = messages[messages.length - 1];
-    if (last && last.role === role) last.content.push(...blocks);
-    else messages.push({ role, content: blocks });
-  };
+  const push = (role: 'user' | 'assistant', blocks: AnthropicBlock[]) => appendTurn(messages, role, blocks);
 
   body.messages.forEach((message, i) => {
     const param = `messages[${i}]`;

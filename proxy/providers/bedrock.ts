@@ -28,6 +28,7 @@ import type {
 } from '../../shared/chat.ts';
 import { GatewayError, badRequest } from '../errors.ts';
 import {
+  appendTurn,
   assertSingleChoice,
   contentText,
   errorTypeForStatus,
@@ -168,12 +169,7 @@ export function toConverseRequest(body: ChatCompletionRequest): ConverseRequest 
   const system: ConverseBlock[] = [];
   const messages: ConverseRequest['messages'] = [];
   let hasToolBlocks = false;
-  const push = (role: 'user' | 'assistant', blocks: ConverseBlock[]) => {
-    if (blocks.length === 0) return;
-    const last = messages[messages.length - 1];
-    if (last && last.role === role) last.content.push(...blocks);
-    else messages.push({ role, content: blocks });
-  };
+  const push = (role: 'user' | 'assistant', blocks: ConverseBlock[]) => appendTurn(messages, role, blocks);
 
   body.messages.forEach((message, i) => {
     const param = `messages[${i}]`;
