@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startProcess, stopProcess, writeConfig, type Started } from '../test/support/stack.ts';
+import { startProcess, stopProcess, waitFor, writeConfig, type Started } from '../test/support/stack.ts';
 
 export { startProcess, stopProcess, writeConfig, type Started };
 
@@ -48,19 +48,16 @@ export async function stopAll(...ps: Array<Started | null | undefined>): Promise
   await Promise.all(ps.map((p) => stopProcess(p)));
 }
 
-/** Polls `check` until it returns true; throws after `timeoutMs`. */
+/**
+ * Polls `check` until it returns true (the tests' {@link waitFor}); throws after `timeoutMs`, the
+ * message starting with `what`.
+ */
 export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string, intervalMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown = null;
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(intervalMs);
+  try {
+    await waitFor(check, timeoutMs, intervalMs);
+  } catch (err) {
+    throw new Error(`${what}: ${(err as Error).message}`);
   }
-  throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (${String(last)})` : ''}`);
 }
 
 /** Resolves after `ms` milliseconds. */
