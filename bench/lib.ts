@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BUNDLES } from '../scripts/build.ts';
 import { startProcess, stopProcess, waitFor, writeConfig, type Started } from '../test/support/stack.ts';
 
 export { startProcess, stopProcess, writeConfig, type Started };
@@ -23,15 +24,21 @@ export const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
  * Processes
  * --------------------------------------------------------------------------------------------- */
 
-/** Starts the test stub provider (`STUB_QUIET=1`: it records nothing) or the bench's hold stub. */
+/**
+ * Starts the test stub provider (`STUB_QUIET=1`: it records nothing) or the bench's hold stub, from
+ * its bundle in `dist/bench/` (plain node; scripts/build.ts must have run).
+ */
 export function startStub(kind: 'test' | 'hold' = 'test'): Promise<Started> {
-  const entry = kind === 'hold' ? 'bench/stub-hold.ts' : 'test/support/stub-upstream.ts';
+  const entry = kind === 'hold' ? BUNDLES.stubHold.outfile : BUNDLES.stubUpstream.outfile;
   return startProcess(entry, { STUB_PORT: '0', STUB_QUIET: '1' }, 'stub.ready');
 }
 
-/** Starts a bare forwarder (`bench/forward-node.ts` or `bench/forward-http-proxy3.ts`) in front of `target`. */
+/**
+ * Starts a bare forwarder (`bench/forward-node.ts` or `bench/forward-http-proxy3.ts`) in front of
+ * `target`, from its bundle in `dist/bench/` (plain node; scripts/build.ts must have run).
+ */
 export function startForwarder(kind: 'node' | 'http-proxy3', target: string): Promise<Started> {
-  const entry = kind === 'node' ? 'bench/forward-node.ts' : 'bench/forward-http-proxy3.ts';
+  const entry = kind === 'node' ? BUNDLES.forwardNode.outfile : BUNDLES.forwardHttpProxy3.outfile;
   return startProcess(entry, { FORWARD_TARGET: target, FORWARD_PORT: '0' }, 'forward.ready');
 }
 

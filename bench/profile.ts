@@ -3,7 +3,10 @@
  * `npm run bench -- --scenario=auth --profile`): the functions with the most self time, the
  * functions with the most inclusive time in the repository's own code, and self time by file or
  * package. Percentages are of the busy (non-idle) samples. Positions are mapped back to the
- * TypeScript lines through tsx's cached source maps when the files have not changed since.
+ * TypeScript files and lines through the source maps of esbuild's bundles (`dist/*.mjs.map`, see
+ * scripts/build.ts; what the bench runs) or tsx's cached source maps (a process run under tsx), in
+ * either case only when they fit the sources as they are now. In a bundle, a function esbuild renamed
+ * to avoid a name clash between modules shows under that name (e.g. `isRecord2`).
  *
  * Run: node --import tsx bench/profile.ts <file.cpuprofile> [--top=25] [--filter=proxy/] [--requests=N]
  * (`--requests`: how many requests the profiled process served, for a µs-per-request column).
@@ -133,22 +136,98 @@ export function tsxSourceMaps(profile: CpuProfile, snapshot: SourceSnapshot): Ma
   return maps;
 }
 
-function keyer(maps: Map<string, SourceMap>): (f: CallFrame) => string {
-  return (f) => {
-    if (SPECIAL.has(f.functionName)) return f.functionName;
-    let line = f.lineNumber + 1;
-    const sm = maps.get(f.url);
-    if (sm) {
-      const e = sm.findEntry(f.lineNumber, f.columnNumber) as { originalLine?: number };
-      if (typeof e.originalLine === 'number') line = e.originalLine + 1;
+/** A frame's position in its source (through `map`): file URL and 0-based line; null when unmapped. */
+function original(map: SourceMap, f: CallFrame): { url: string; line: number } | null {
+  const e = map.findEntry(f.lineNumber, f.columnNumber) as { originalSource?: string; originalLine?: number };
+  if (typeof e.originalLine !== 'number') return null;
+  // tsx's maps name the absolute path, esbuild's a path relative to the bundle (beside its map).
+  return { url: e.originalSource ? new URL(e.originalSource, f.url).href : f.url, line: e.originalLine };
+}
+
+/**
+ * Source maps of esbuild bundles (scripts/build.ts): for each file URL of the profile outside
+ * node_modules that has a `<file>.map` beside it. As for tsx's maps, a map is used only when it puts
+ * at least 80 % of the profile's named functions of that file on source lines containing their
+ * names (a number esbuild appended to a clashing name is ignored), so a bundle rebuilt from changed
+ * sources since the profile was taken is not trusted. Sources outside `snapshot` are read from disk.
+ */
+export function bundleSourceMaps(profile: CpuProfile, snapshot: SourceSnapshot): Map<string, SourceMap> {
+  const framesByUrl = new Map<string, CallFrame[]>();
+  for (const n of profile.nodes) {
+    const f = n.callFrame;
+    if (!f.url.startsWith('file://') || f.url.includes('/node_modules/')) continue;
+    if (!framesByUrl.has(f.url)) framesByUrl.set(f.url, []);
+    if (f.functionName && !SPECIAL.has(f.functionName)) framesByUrl.get(f.url)!.push(f);
+  }
+  const sourceLines = new Map<string, string[] | null>();
+  const linesOf = (url: string): string[] | null => {
+    if (!sourceLines.has(url)) {
+      const file = fileURLToPath(url);
+      let text = snapshot.get(file) ?? null;
+      if (text === null) {
+        try {
+          text = readFileSync(file, 'utf8');
+        } catch {
+          /* a source that is gone */
+        }
+      }
+      sourceLines.set(url, text === null ? null : text.split('\n'));
     }
-    return `${f.functionName || '(anonymous)'} ${shortUrl(f.url)}:${line}`;
+    return sourceLines.get(url)!;
+  };
+  const maps = new Map<string, SourceMap>();
+  for (const [url, frames] of framesByUrl) {
+    let map: SourceMap;
+    try {
+      map = new SourceMap(JSON.parse(readFileSync(`${fileURLToPath(url)}.map`, 'utf8')) as SourceMapPayload);
+    } catch {
+      continue; // no map beside it: not a bundle
+    }
+    let score = 0;
+    for (const f of frames) {
+      const o = original(map, f);
+      const line = o ? linesOf(o.url)?.[o.line] : undefined;
+      if (line !== undefined && (line.includes(f.functionName) || line.includes(f.functionName.replace(/(\D)\d+$/, '$1')))) score++;
+    }
+    if (score >= frames.length * 0.8) maps.set(url, map);
+  }
+  return maps;
+}
+
+/** The source maps for a profile: esbuild bundles' ({@link bundleSourceMaps}) and tsx's ({@link tsxSourceMaps}). */
+export function sourceMaps(profile: CpuProfile, snapshot: SourceSnapshot): Map<string, SourceMap> {
+  return new Map([...tsxSourceMaps(profile, snapshot), ...bundleSourceMaps(profile, snapshot)]);
+}
+
+/** Keys a frame by function and source position (`name file:line`), and names its source file. */
+function locator(maps: Map<string, SourceMap>): (f: CallFrame) => { key: string; file: string } {
+  const cache = new Map<CallFrame, { key: string; file: string }>();
+  return (f) => {
+    let loc = cache.get(f);
+    if (!loc) {
+      if (SPECIAL.has(f.functionName)) loc = { key: f.functionName, file: f.functionName };
+      else {
+        let url = f.url;
+        let line = f.lineNumber + 1;
+        const sm = maps.get(f.url);
+        const o = sm ? original(sm, f) : null;
+        if (o) {
+          url = o.url;
+          line = o.line + 1;
+        }
+        const file = shortUrl(url);
+        loc = { key: `${f.functionName || '(anonymous)'} ${file}:${line}`, file };
+      }
+      cache.set(f, loc);
+    }
+    return loc;
   };
 }
 
 /** Computes the {@link ProfileSummary} of a profile. */
 export function summarize(p: CpuProfile, maps: Map<string, SourceMap> = new Map()): ProfileSummary {
-  const key = keyer(maps);
+  const locate = locator(maps);
+  const key = (f: CallFrame) => locate(f).key;
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
   for (const n of p.nodes) byId.set(n.id, n);
@@ -166,7 +245,7 @@ export function summarize(p: CpuProfile, maps: Map<string, SourceMap> = new Map(
     s.busyUs += dt;
     if (f.functionName === '(garbage collector)') s.gcUs += dt;
     add(s.self, key(f), dt);
-    add(s.byFile, SPECIAL.has(f.functionName) ? f.functionName : shortUrl(f.url), dt);
+    add(s.byFile, locate(f).file, dt);
     const seen = new Set<string>();
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const k = key(byId.get(id)!.callFrame);
@@ -221,7 +300,7 @@ function main(): void {
   console.log(file);
   // The repository's files as they are now (right for a profile taken since the last edit).
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const maps = tsxSourceMaps(profile, snapshotSources(path.resolve(fileURLToPath(new URL('../', import.meta.url))), ['proxy', 'shared']));
+  const maps = sourceMaps(profile, snapshotSources(path.resolve(fileURLToPath(new URL('../', import.meta.url))), ['proxy', 'shared']));
   report(summarize(profile, maps), {
     top: Number(values.top ?? 25),
     own: values.filter ?? 'proxy/',

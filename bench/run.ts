@@ -1,9 +1,11 @@
 /**
  * The gateway benchmark: `npm run bench` (all scenarios) or `npm run bench -- --scenario=nonstream`.
  *
- * Each scenario starts, as separate processes, the stub provider, two bare forwarders in front of it
- * (b: node:http, bench/forward-node.ts; b3: http-proxy-3, bench/forward-http-proxy3.ts), the gateway
- * (proxy/main.ts) and, where the scenario needs them, admin on a fresh PostgreSQL database; then
+ * It first builds the bundles (scripts/build.ts). Each scenario then starts, as separate processes
+ * run by plain node from those bundles, the stub provider, two bare forwarders in front of it
+ * (b: node:http, bench/forward-node.ts; b3: http-proxy-3, bench/forward-http-proxy3.ts) and the
+ * gateway (proxy/main.ts → dist/proxy.mjs), plus, where the scenario needs them, admin (under tsx)
+ * on a fresh PostgreSQL database; then
  * measures the stub directly (a), b, b3 and the gateway (c) in interleaved rounds — per round each
  * target gets a warm-up and a measured run, the order rotating from round to round — and reports the
  * median per target, with the ratios c/a, c/b and c/b3. Results: bench/results/<scenario>.json and
@@ -21,6 +23,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { BUNDLES, build } from '../scripts/build.ts';
 import { generateApiKey } from '../shared/apikey.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import {
@@ -50,7 +53,7 @@ import {
   type Started,
   type Target,
 } from './lib.ts';
-import { report, snapshotSources, summarize, tsxSourceMaps, type CpuProfile } from './profile.ts';
+import { report, snapshotSources, sourceMaps, summarize, type CpuProfile } from './profile.ts';
 
 /* ------------------------------------------------------------------------------------------------
  * Options
@@ -131,8 +134,8 @@ async function startStack(o: StackOptions): Promise<Stack> {
     };
     const proxyArgs = ['--config', configFile];
     const proxy = o.profile
-      ? await startProfiled('proxy/main.ts', proxyEnv, 'proxy.ready', proxyArgs, profileDir)
-      : await startProcess('proxy/main.ts', proxyEnv, 'proxy.ready', proxyArgs);
+      ? await startProfiled(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', proxyArgs, profileDir)
+      : await startProcess(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', proxyArgs);
     started.push(proxy);
     const gatewayUrl = `http://127.0.0.1:${proxy.port}`;
     await waitUntil(
@@ -787,7 +790,7 @@ async function profileRun(name: string, o: Options): Promise<void> {
   if (!file) throw new Error(`no CPU profile of pid ${pid} in ${dir}`);
   console.log(`\nprofile: ${path.relative(process.cwd(), file)}`);
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  report(summarize(profile, tsxSourceMaps(profile, sources)), { top: 30, own: 'proxy/', requests });
+  report(summarize(profile, sourceMaps(profile, sources)), { top: 30, own: 'proxy/', requests });
 }
 
 const SCENARIOS: Record<string, Scenario> = {
@@ -848,6 +851,8 @@ async function main(): Promise<void> {
   const names = values.scenario ? values.scenario.split(',').map((x) => x.trim()).filter(Boolean) : Object.keys(SCENARIOS);
   for (const n of names) if (!SCENARIOS[n]) throw new Error(`unknown scenario ${JSON.stringify(n)}; known: ${Object.keys(SCENARIOS).join(', ')}`);
 
+  // The processes under load run from bundles, built once from the sources as they are now.
+  await build();
   const machine = machineInfo();
   console.log(
     `machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; load average ${(machine.loadAverageAtStart as number[]).join(' ')}\n` +

@@ -1,5 +1,6 @@
 /**
- * `npm start`: runs admin, then the proxy, as two child processes. Admin keeps a control-plane key
+ * `npm start`: builds the proxy (scripts/build.ts → `dist/proxy.mjs`), then runs admin (under tsx),
+ * then the proxy (compiled, plain node), as two child processes. Admin keeps a control-plane key
  * in `.data/control-plane.key` (created when missing or revoked) and the proxy gets it as
  * `SVC_CONTROL_PLANE_API_KEY` on every start, so a restart needs no manual step. SIGINT/SIGTERM stop
  * the proxy first (its queued log records flush to admin), then admin (and its embedded database).
@@ -8,6 +9,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { BUNDLES, build } from './build.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? path.join(root, '.data'));
@@ -15,9 +17,11 @@ mkdirSync(dataDir, { recursive: true });
 const keyFile = path.join(dataDir, 'control-plane.key');
 const args = process.argv.slice(2);
 
+/** Forks `entry` (relative to the repo root): a .ts file with tsx, a .mjs bundle with plain node. */
 function start(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const execArgv = entry.endsWith('.mjs') ? [] : ['--import', 'tsx'];
   // Own process group: a terminal Ctrl-C reaches this script only, which stops the children in order.
-  return fork(path.join(root, entry), args, { env, execArgv: ['--import', 'tsx'], detached: true, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return fork(path.join(root, entry), args, { env, execArgv, detached: true, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
 function ready(child: ChildProcess, type: string): Promise<void> {
@@ -31,6 +35,12 @@ function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
 }
 
+try {
+  await build();
+} catch (err) {
+  console.error(`npm start: building the proxy failed: ${(err as Error).message}`);
+  process.exit(1);
+}
 const admin = start('admin/main.ts', { ...process.env, SVC_KEY_FILE: keyFile });
 let proxy: ChildProcess | null = null;
 let stopping = false;
@@ -54,7 +64,7 @@ process.on('SIGTERM', () => void stop(0));
 try {
   await ready(admin, 'admin.ready');
   const key = readFileSync(keyFile, 'utf8').trim();
-  proxy = start('proxy/main.ts', { ...process.env, SVC_CONTROL_PLANE_API_KEY: key });
+  proxy = start(BUNDLES.proxy.outfile, { ...process.env, SVC_CONTROL_PLANE_API_KEY: key });
   await ready(proxy, 'proxy.ready');
   admin.once('exit', () => void stop(1));
   proxy.once('exit', () => void stop(1));

@@ -23,15 +23,16 @@ export interface Started {
 }
 
 /**
- * Forks `entry` (a .ts file relative to the repo root) with tsx (plus `nodeArgs`, e.g. `--cpu-prof`)
- * and waits for its `<type>` IPC message carrying its port.
+ * Forks `entry` (relative to the repo root; a .ts file runs with tsx, a .mjs bundle from `dist/`
+ * with plain node) plus `nodeArgs` (e.g. `--cpu-prof`), and waits for its `<type>` IPC message
+ * carrying its port.
  * @throws when the process exits first or does not report within `timeoutMs`.
  */
 export function startProcess(entry: string, env: NodeJS.ProcessEnv, readyType: string, args: string[] = [], timeoutMs = 30_000, nodeArgs: string[] = []): Promise<Started> {
   const child = fork(path.join(ROOT, entry), args, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn', ...env },
-    execArgv: ['--import', 'tsx', ...nodeArgs],
+    execArgv: entry.endsWith('.mjs') ? nodeArgs : ['--import', 'tsx', ...nodeArgs],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let out = '';

@@ -1,0 +1,92 @@
+/**
+ * `npm run build`: bundles the processes that run as compiled JavaScript (plain `node`, no tsx) into
+ * `dist/` (git-ignored) with esbuild:
+ *
+ * - `proxy/main.ts` → `dist/proxy.mjs`, what `npm start` and `npm run proxy` run;
+ * - the benchmark's own processes under load, so they compare fairly with the gateway:
+ *   `bench/forward-node.ts`, `bench/forward-http-proxy3.ts`, `bench/stub-hold.ts` and
+ *   `test/support/stub-upstream.ts` → `dist/bench/<name>.mjs`.
+ *
+ * Packages stay external (imported from node_modules at run time); the repository's own modules,
+ * and JSON they import (shared/data/models.json), are inlined. Each bundle gets a linked source map
+ * (`<file>.mjs.map`, read by bench/profile.ts). No `keepNames`: tsx's `__name` wrappers are what
+ * this avoids. Run: `node --import tsx scripts/build.ts` (about 20 ms per bundle).
+ */
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** The bundles: source entry → output file, both relative to the repository root. */
+export const BUNDLES = {
+  proxy: { entry: 'proxy/main.ts', outfile: 'dist/proxy.mjs' },
+  forwardNode: { entry: 'bench/forward-node.ts', outfile: 'dist/bench/forward-node.mjs' },
+  forwardHttpProxy3: { entry: 'bench/forward-http-proxy3.ts', outfile: 'dist/bench/forward-http-proxy3.mjs' },
+  stubUpstream: { entry: 'test/support/stub-upstream.ts', outfile: 'dist/bench/stub-upstream.mjs' },
+  stubHold: { entry: 'bench/stub-hold.ts', outfile: 'dist/bench/stub-hold.mjs' },
+} as const;
+
+const COMMON: esbuild.BuildOptions = {
+  absWorkingDir: ROOT,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: 'linked',
+  keepNames: false,
+  minify: false,
+  logLevel: 'warning',
+};
+
+/**
+ * A single-module bench process. Its `import.meta.url` is replaced by its source file's URL, so
+ * URL-relative reads (the stub's fixtures, `../../../shared/fixtures/providers/`) resolve as they
+ * do under tsx, wherever the bundle lies. That is right only while the bundle holds that one module
+ * of the repository, which the metafile check enforces.
+ */
+async function buildSingle(entry: string, outfile: string): Promise<void> {
+  const result = await esbuild.build({
+    ...COMMON,
+    entryPoints: [entry],
+    outfile,
+    metafile: true,
+    define: { 'import.meta.url': JSON.stringify(pathToFileURL(path.join(ROOT, entry)).href) },
+  });
+  const inputs = Object.keys(result.metafile.inputs);
+  if (inputs.length !== 1 || inputs[0] !== entry) {
+    throw new Error(`${entry}: a bench bundle must hold only its entry module (its import.meta.url is fixed to the entry's), got ${inputs.join(', ')}`);
+  }
+}
+
+let running: Promise<void> | null = null;
+
+/**
+ * Builds every bundle of {@link BUNDLES} into `dist/`, then stops esbuild's service process (it
+ * would otherwise idle for the life of a long-running caller such as `npm start`). Concurrent calls
+ * share one build.
+ * @throws when esbuild reports an error (printed as well), or a bench bundle pulls in a second
+ * module of the repository.
+ */
+export function build(): Promise<void> {
+  running ??= (async () => {
+    try {
+      const { proxy, ...bench } = BUNDLES;
+      await Promise.all([
+        esbuild.build({ ...COMMON, entryPoints: [proxy.entry], outfile: proxy.outfile }),
+        ...Object.values(bench).map((b) => buildSingle(b.entry, b.outfile)),
+      ]);
+    } finally {
+      await esbuild.stop();
+      running = null;
+    }
+  })();
+  return running;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const started = performance.now();
+  await build();
+  console.log(`built ${Object.values(BUNDLES).map((b) => b.outfile).join(', ')} in ${Math.round(performance.now() - started)} ms`);
+}
