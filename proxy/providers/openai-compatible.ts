@@ -28,7 +28,7 @@ export function openAICompatible(name: ProviderName, endpoints: readonly Endpoin
         url = new URL(cacheKey);
         urlCache.set(cacheKey, url);
       }
-      const body = Buffer.from(JSON.stringify(call.body));
+      const body = call.rawBody ?? Buffer.from(JSON.stringify(call.body));
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'content-length': String(body.length),

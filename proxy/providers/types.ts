@@ -28,6 +28,12 @@ export interface ProviderCall {
   stream: boolean;
   /** The gateway request id (UUID), for providers that accept a client request id. */
   requestId: string;
+  /**
+   * The body as UTF-8 JSON bytes ready to send in OpenAI's format, when the gateway changed nothing
+   * but `model`: the client's own bytes with the model value replaced. Modules that send OpenAI's
+   * format send these instead of serializing `body` again. Absent when anything else changed.
+   */
+  rawBody?: Buffer;
 }
 
 /** Which endpoint kind a call targets. */

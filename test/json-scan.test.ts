@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { scanJson, spliceModel } from '../proxy/json-scan.ts';
+import { Deadlines, sweepIntervalMs } from '../proxy/deadlines.ts';
+
+/** What the gateway does: splice only when the span holds exactly what JSON.parse read. */
+function rewrite(text: string, model: string): Buffer | null {
+  const buf = Buffer.from(text);
+  const scan = scanJson(buf, 128);
+  const parsed = JSON.parse(text) as { model?: unknown };
+  if (scan.modelStart < 0 || typeof parsed.model !== 'string') return null;
+  if (buf.toString('utf8', scan.modelStart, scan.modelEnd) !== JSON.stringify(parsed.model)) return null;
+  return spliceModel(buf, scan.modelStart, scan.modelEnd, model);
+}
+
+describe('scanJson', () => {
+  test('finds the top-level model string and splices a new one in', () => {
+    const text = '{"messages":[{"role":"user","content":"hi"}],"model":"openai/gpt-4o-mini","stream":true}';
+    const out = rewrite(text, 'gpt-4o-mini')!;
+    assert.equal(out.toString(), '{"messages":[{"role":"user","content":"hi"}],"model":"gpt-4o-mini","stream":true}');
+  });
+
+  test('ignores "model" inside nested objects, arrays and string values', () => {
+    const text = '{"metadata":{"model":"nested"},"messages":[{"role":"user","content":"\\"model\\":\\"x\\""}],"tools":["model"],"model" : "openai/a"}';
+    const scan = scanJson(Buffer.from(text), 128);
+    assert.equal(text.slice(scan.modelStart, scan.modelEnd), '"openai/a"');
+  });
+
+  test('the last duplicate member wins, as in JSON.parse', () => {
+    const out = rewrite('{"model":"first","model":"openai/second"}', 'm')!;
+    assert.deepEqual(JSON.parse(out.toString()), { model: 'm' });
+    assert.equal(out.toString(), '{"model":"first","model":"m"}');
+  });
+
+  test('no span for a non-string model, an escaped member name or an escaped value', () => {
+    assert.equal(scanJson(Buffer.from('{"model":5}'), 128).modelStart, -1);
+    assert.equal(scanJson(Buffer.from('{"model":{"a":"b"}}'), 128).modelStart, -1);
+    assert.equal(scanJson(Buffer.from('{"mod\\u0065l":"x"}'), 128).modelStart, -1);
+    // The value holds an escape: the span is found, but it differs from JSON.stringify of the parsed value.
+    assert.equal(rewrite('{"model":"openai\\/gpt"}', 'x'), null);
+  });
+
+  test('depth: nesting beyond the limit is reported, brackets in strings do not count', () => {
+    assert.equal(scanJson(Buffer.from('[[[1]]]'), 3).tooDeep, false);
+    assert.equal(scanJson(Buffer.from('[[[[1]]]]'), 3).tooDeep, true);
+    assert.equal(scanJson(Buffer.from('{"a":"[[[[[[[["}'), 3).tooDeep, false);
+  });
+
+  test('property: splicing equals parse, replace model, serialize', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 6 }), fc.string(), fc.string(), (obj, model, next) => {
+        const body = { ...obj, model };
+        const text = JSON.stringify(body, null, Math.random() < 0.5 ? 0 : 2);
+        const out = rewrite(text, next);
+        // Only an object whose model value is written with escapes has no span.
+        if (out === null) {
+          assert.notEqual(JSON.stringify(model).slice(1, -1), model);
+          return;
+        }
+        assert.deepEqual(JSON.parse(out.toString()), { ...JSON.parse(text), model: next });
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('Deadlines', () => {
+  test('a sweep hands over exactly the items whose deadline has passed', () => {
+    const expired: string[] = [];
+    const d = new Deadlines<{ id: string; deadlineMs: number }>(60_000, (item) => {
+      expired.push(item.id);
+      item.deadlineMs = Infinity;
+    });
+    try {
+      const a = { id: 'a', deadlineMs: 100 };
+      const b = { id: 'b', deadlineMs: 300 };
+      const c = { id: 'c', deadlineMs: Infinity };
+      d.track(a);
+      d.track(b);
+      d.track(c);
+      d.sweep(200);
+      assert.deepEqual(expired, ['a']);
+      d.untrack(b);
+      d.sweep(1_000);
+      assert.deepEqual(expired, ['a']);
+      assert.equal(d.size, 2);
+    } finally {
+      d.close();
+    }
+  });
+
+  test('the timer fires expired deadlines on its own', async () => {
+    const d = new Deadlines<{ deadlineMs: number }>(10, (item) => {
+      item.deadlineMs = Infinity;
+      fired = true;
+    });
+    let fired = false;
+    try {
+      d.track({ deadlineMs: performance.now() + 20 });
+      const until = Date.now() + 2_000;
+      while (!fired && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(fired, true);
+    } finally {
+      d.close();
+    }
+  });
+
+  test('sweep interval: an eighth of the shortest timeout, within 10..250 ms', () => {
+    assert.equal(sweepIntervalMs(10_000, 600_000), 250);
+    assert.equal(sweepIntervalMs(1_000, 300), 37);
+    assert.equal(sweepIntervalMs(40), 10);
+  });
+});
