@@ -15,16 +15,33 @@
  * Every message received is validated (superstruct, see shared/controlplane.ts); a malformed one is
  * logged and dropped. Only the control-plane API key and log records travel on the link: provider
  * keys never do.
+ *
+ * `ws` is imported on the first connection attempt, not when this module is: a proxy with
+ * `svc.features: none` (no control plane) never loads it.
  */
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import tls from 'node:tls';
 import { LRUCache } from 'lru-cache';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { Logger } from 'pino';
 import { hashesEqual } from '../shared/apikey.ts';
 import { AdminMessageSchema, parseMessage, type AdminMessage, type KeyEntry } from '../shared/controlplane.ts';
 import { LogQueue, type LogQueueOptions } from './log-queue.ts';
+
+let wsModule: Promise<typeof WebSocket> | null = null;
+
+/** Imports `ws` once (see the module docstring). */
+function loadWebSocket(): Promise<typeof WebSocket> {
+  wsModule ??= import('ws').then(
+    (mod) => mod.default,
+    (err: unknown) => {
+      wsModule = null; // the next connection attempt retries
+      throw err;
+    },
+  );
+  return wsModule;
+}
 
 /** Most API keys a proxy holds (one organization's live keys). */
 const MAX_KEYS = 100_000;
@@ -105,7 +122,7 @@ export class ControlPlaneClient {
       throw new Error(`control-plane.ca-file: cannot read ${options.caFile} (${(err as Error).message})`);
     }
     this.queue = new LogQueue(options.queue, (message) => {
-      if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
+      if (!this.ws || this.ws.readyState !== this.ws.OPEN) return false;
       this.ws.send(message);
       return true;
     });
@@ -146,7 +163,18 @@ export class ControlPlaneClient {
 
   private connect(): void {
     if (this.closed) return;
-    const ws = new WebSocket(this.options.url, {
+    loadWebSocket().then(
+      (WebSocketClass) => this.open(WebSocketClass),
+      (err: unknown) => {
+        this.options.logger.error({ err: (err as Error)?.message ?? String(err) }, 'control plane: cannot load the ws module');
+        this.scheduleReconnect();
+      },
+    );
+  }
+
+  private open(WebSocketClass: typeof WebSocket): void {
+    if (this.closed) return;
+    const ws = new WebSocketClass(this.options.url, {
       headers: { authorization: `Bearer ${this.options.apiKey}` },
       ca: this.ca,
       handshakeTimeout: this.options.handshakeTimeoutMs ?? 10_000,
@@ -275,7 +303,7 @@ export class ControlPlaneClient {
     const cacheKey = `${promptId}|${versionId ?? ''}|${environment ?? 'production'}`;
     const cached = this.prompts.get(cacheKey);
     if (cached) return { ok: true, version: cached };
-    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return { ok: false, status: 503, error: 'control plane unavailable; cannot resolve the prompt' };
+    if (!this.ws || this.ws.readyState !== this.ws.OPEN) return { ok: false, status: 503, error: 'control plane unavailable; cannot resolve the prompt' };
     const reqId = randomUUID();
     return new Promise<PromptLookup>((resolve) => {
       const timer = setTimeout(() => {

@@ -11,12 +11,13 @@
  * https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed.html (Cohere),
  * https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv.html (SigV4),
  * https://docs.aws.amazon.com/transcribe/latest/dg/streaming-setting-up.html#streaming-event-stream (event-stream framing).
+ *
+ * The @smithy packages (SigV4, the event-stream codec; ~5-15 MB of RSS together) are imported on the
+ * first Bedrock request, not when this module is: a gateway that never calls Bedrock never loads them
+ * (see {@link loadEventStream} and {@link signBedrockRequest}).
  */
 import { Transform } from 'node:stream';
-import { EventStreamCodec } from '@smithy/eventstream-codec';
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import type { EventStreamCodec } from '@smithy/eventstream-codec';
 import type {
   ChatCompletion,
   ChatCompletionRequest,
@@ -485,6 +486,34 @@ export function mapBedrockError(
 /** Frames larger than this (bytes) are treated as a corrupt stream. */
 export const MAX_EVENTSTREAM_FRAME_BYTES = 16 * 1024 * 1024;
 
+/** What the stream mapper needs from @smithy: the event-stream codec and the UTF-8 helpers it takes. */
+interface EventStreamLib {
+  EventStreamCodec: typeof EventStreamCodec;
+  fromUtf8: (input: string) => Uint8Array;
+  toUtf8: (input: Uint8Array | string) => string;
+}
+
+let eventStreamLib: EventStreamLib | null = null;
+let eventStreamLoading: Promise<EventStreamLib> | null = null;
+
+/**
+ * Imports `@smithy/eventstream-codec` and `@smithy/util-utf8` once. {@link createBedrockAdapter}'s
+ * `buildRequest` starts this for a streaming request, so the codec is in memory before the response
+ * arrives; a stream mapper whose first bytes arrive earlier waits for it.
+ * @returns the loaded modules (the same object on every call).
+ */
+export function loadEventStream(): Promise<EventStreamLib> {
+  if (eventStreamLib) return Promise.resolve(eventStreamLib);
+  eventStreamLoading ??= Promise.all([import('@smithy/eventstream-codec'), import('@smithy/util-utf8')]).then(
+    ([codec, utf8]) => (eventStreamLib = { EventStreamCodec: codec.EventStreamCodec, fromUtf8: utf8.fromUtf8, toUtf8: utf8.toUtf8 }),
+    (err: unknown) => {
+      eventStreamLoading = null; // a later request may retry
+      throw err;
+    },
+  );
+  return eventStreamLoading;
+}
+
 function headerString(headers: Record<string, { type: string; value: unknown }>, name: string): string | undefined {
   const header = headers[name];
   return header && typeof header.value === 'string' ? header.value : undefined;
@@ -501,7 +530,8 @@ function headerString(headers: Record<string, { type: string; value: unknown }>,
  * before `messageStop` becomes a final `data: {"error":{...}}` event with no `[DONE]`.
  */
 export function createBedrockStreamMapper(call: ProviderCall): Transform {
-  const codec = new EventStreamCodec(toUtf8, fromUtf8);
+  let lib = eventStreamLib;
+  let codec = lib ? new lib.EventStreamCodec(lib.toUtf8, lib.fromUtf8) : null;
   const writer = new ChunkWriter(`chatcmpl-${call.requestId}`, call.body.model);
   const toolIndexByBlock = new Map<number, number>();
   let pending: Buffer = Buffer.alloc(0);
@@ -561,9 +591,9 @@ export function createBedrockStreamMapper(call: ProviderCall): Transform {
     let headers: Record<string, { type: string; value: unknown }>;
     let payload: unknown;
     try {
-      const message = codec.decode(frame);
+      const message = codec!.decode(frame);
       headers = message.headers as Record<string, { type: string; value: unknown }>;
-      payload = message.body.byteLength ? JSON.parse(toUtf8(message.body)) : {};
+      payload = message.body.byteLength ? JSON.parse(lib!.toUtf8(message.body)) : {};
     } catch {
       fail({ error: { message: 'bedrock sent a malformed event-stream frame', type: 'server_error', param: null, code: 'upstream_bad_event' } });
       return;
@@ -590,25 +620,47 @@ export function createBedrockStreamMapper(call: ProviderCall): Transform {
     }
   };
 
+  const consume = (stream: Transform, chunk: Buffer) => {
+    if (state === 'open') {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      while (state === 'open' && pending.length >= 4) {
+        const total = pending.readUInt32BE(0);
+        if (total < 16 || total > MAX_EVENTSTREAM_FRAME_BYTES) {
+          fail({ error: { message: 'bedrock sent a malformed event-stream frame', type: 'server_error', param: null, code: 'upstream_bad_event' } });
+          break;
+        }
+        if (pending.length < total) break;
+        const frame = pending.subarray(0, total);
+        pending = pending.subarray(total);
+        onFrame(frame);
+      }
+      if (state !== 'open') pending = Buffer.alloc(0);
+    }
+    drain(stream);
+  };
+
   return new Transform({
     transform(chunk: Buffer, _encoding, callback) {
-      if (state === 'open') {
-        pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
-        while (state === 'open' && pending.length >= 4) {
-          const total = pending.readUInt32BE(0);
-          if (total < 16 || total > MAX_EVENTSTREAM_FRAME_BYTES) {
-            fail({ error: { message: 'bedrock sent a malformed event-stream frame', type: 'server_error', param: null, code: 'upstream_bad_event' } });
-            break;
-          }
-          if (pending.length < total) break;
-          const frame = pending.subarray(0, total);
-          pending = pending.subarray(total);
-          onFrame(frame);
-        }
-        if (state !== 'open') pending = Buffer.alloc(0);
+      if (codec || state !== 'open') {
+        consume(this, chunk);
+        callback();
+        return;
       }
-      drain(this);
-      callback();
+      // The codec is not loaded yet (buildRequest normally loaded it): wait for it; the stream holds
+      // further chunks until the callback.
+      loadEventStream().then(
+        (loaded) => {
+          lib = loaded;
+          codec = new loaded.EventStreamCodec(loaded.toUtf8, loaded.fromUtf8);
+          consume(this, chunk);
+          callback();
+        },
+        (err: unknown) => {
+          fail({ error: { message: `bedrock stream cannot be decoded: ${(err as Error)?.message ?? String(err)}`, type: 'server_error', param: null, code: 'upstream_bad_event' } });
+          drain(this);
+          callback();
+        },
+      );
     },
     flush(callback) {
       if (state === 'open') {
@@ -629,6 +681,20 @@ export function createBedrockStreamMapper(call: ProviderCall): Transform {
 // Signing and the adapter
 // ---------------------------------------------------------------------------------------------
 
+let signerLoading: Promise<{ SignatureV4: typeof import('@smithy/signature-v4').SignatureV4; Hash: typeof import('@smithy/hash-node').Hash }> | null = null;
+
+/** Imports `@smithy/signature-v4` and `@smithy/hash-node` once (on the first signed request). */
+function loadSigner(): NonNullable<typeof signerLoading> {
+  signerLoading ??= Promise.all([import('@smithy/signature-v4'), import('@smithy/hash-node')]).then(
+    ([sigv4, hash]) => ({ SignatureV4: sigv4.SignatureV4, Hash: hash.Hash }),
+    (err: unknown) => {
+      signerLoading = null; // a later request may retry
+      throw err;
+    },
+  );
+  return signerLoading;
+}
+
 /**
  * Signs a request for the `bedrock` service with SigV4 and returns the headers to send: the given headers plus
  * `host`, `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token` (with a session token) and `authorization`
@@ -643,6 +709,7 @@ export async function signBedrockRequest(
   region: string,
   signingDate: Date = new Date(),
 ): Promise<Record<string, string>> {
+  const { SignatureV4, Hash } = await loadSigner();
   const signer = new SignatureV4({ service: 'bedrock', region, credentials, sha256: Hash.bind(null, 'sha256') });
   const query: Record<string, string> = {};
   url.searchParams.forEach((value, key) => {
@@ -727,6 +794,8 @@ export function createBedrockAdapter(options: BedrockAdapterOptions = {}): Provi
         action = call.stream ? 'converse-stream' : 'converse';
         payload = toConverseRequest(call.body);
       }
+      // The stream mapper needs the event-stream codec: load it now, while the request is under way.
+      if (action === 'converse-stream') loadEventStream().catch(() => {});
       const url = new URL(`${base}/model/${encodeURIComponent(modelId)}/${action}`);
       const body = Buffer.from(JSON.stringify(payload));
       const headers: Record<string, string> = {

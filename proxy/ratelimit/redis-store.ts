@@ -8,8 +8,13 @@
  * Nothing hangs: the client never queues commands while disconnected (`enableOfflineQueue: false`),
  * commands time out after `timeoutMs`, and a check made while the connection is being established
  * waits for it at most `timeoutMs`. Every failure rejects; the caller decides fail-open or fail-closed.
+ *
+ * ioredis (~10-20 MB of RSS) is imported when a store is created, not when this module is: a gateway
+ * whose rate-limit store is in-memory never loads it. The store starts loading it and connecting at
+ * creation; a check made before the import finished waits for it (a local module load, a few tens
+ * of ms) before the connection wait above.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { emissionIntervalMs, gcra, toleranceMs, type GcraResult } from './gcra.ts';
 import type { Bucket, RateLimitStore } from './store.ts';
 
@@ -66,50 +71,81 @@ export interface RedisStoreOptions {
 
 type GcraCommand = (numKeys: number, ...args: (string | number)[]) => Promise<string[]>;
 
+let ioredis: Promise<typeof Redis> | null = null;
+
+/** Imports ioredis once (see the module docstring); resolves to its client class. */
+function loadIoredis(): Promise<typeof Redis> {
+  ioredis ??= import('ioredis').then(
+    (mod) => mod.Redis,
+    (err: unknown) => {
+      ioredis = null; // a later store may retry
+      throw err;
+    },
+  );
+  return ioredis;
+}
+
 /** Redis-backed GCRA store; see the module docstring. */
 export class RedisStore implements RateLimitStore {
-  /** The ioredis client (exposed for tests). */
-  readonly redis: Redis;
+  private client: Redis | null = null;
+  /** Resolves to the client once ioredis is loaded and the client created (it then connects in the background). */
+  private readonly clientReady: Promise<Redis>;
   private readonly timeoutMs: number;
   private readyWait: Promise<void> | null = null;
   private closed = false;
 
   constructor(options: RedisStoreOptions) {
     this.timeoutMs = options.timeoutMs;
-    this.redis = new Redis(options.url, {
-      lazyConnect: true,
-      // Establishing a connection (TCP + TLS + AUTH) may take longer than one command; checks never
-      // wait for it longer than timeoutMs anyway (see waitReady).
-      connectTimeout: Math.max(options.timeoutMs, 1000),
-      commandTimeout: options.timeoutMs,
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: false,
-      // On close(), ioredis waits this long for a socket that already died (refused) to emit 'close',
-      // keeping the process alive; the default is 2 s.
-      disconnectTimeout: options.timeoutMs,
-      // Reconnect forever with a capped backoff; checks fail fast meanwhile.
-      retryStrategy: (times) => Math.min(times * 100, 2000),
+    this.clientReady = loadIoredis().then((RedisClient) => {
+      if (this.closed) throw new Error('rate-limit store: redis store closed');
+      const redis = new RedisClient(options.url, {
+        lazyConnect: true,
+        // Establishing a connection (TCP + TLS + AUTH) may take longer than one command; checks never
+        // wait for it longer than timeoutMs anyway (see waitReady).
+        connectTimeout: Math.max(options.timeoutMs, 1000),
+        commandTimeout: options.timeoutMs,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        // On close(), ioredis waits this long for a socket that already died (refused) to emit 'close',
+        // keeping the process alive; the default is 2 s.
+        disconnectTimeout: options.timeoutMs,
+        // Reconnect forever with a capped backoff; checks fail fast meanwhile.
+        retryStrategy: (times) => Math.min(times * 100, 2000),
+      });
+      redis.on('error', (err: Error) => options.onConnectionError?.(err));
+      redis.defineCommand('svcGcra', { lua: GCRA_LUA });
+      redis.connect().catch(() => {
+        /* reported through the 'error' event; ioredis keeps reconnecting */
+      });
+      this.client = redis;
+      return redis;
     });
-    this.redis.on('error', (err: Error) => options.onConnectionError?.(err));
-    this.redis.defineCommand('svcGcra', { lua: GCRA_LUA });
-    this.redis.connect().catch(() => {
-      /* reported through the 'error' event; ioredis keeps reconnecting */
-    });
+    // Failures (ioredis missing, closed first) surface through each check; never unhandled here.
+    this.clientReady.catch(() => {});
   }
 
-  /** Resolves once the client is ready; rejects at once when it is not connecting, or after timeoutMs. */
-  private waitReady(): Promise<void> {
-    const status = this.redis.status;
-    if (status === 'ready') return Promise.resolve();
+  /** The ioredis client (exposed for tests); null until ioredis is loaded. */
+  get redis(): Redis | null {
+    return this.client;
+  }
+
+  /**
+   * Resolves with the client once it is ready; rejects at once when it is not connecting, or after
+   * timeoutMs (counted once ioredis is loaded), or when ioredis cannot be loaded.
+   */
+  private async waitReady(): Promise<Redis> {
+    const redis = this.client ?? (await this.clientReady);
+    const status = redis.status;
+    if (status === 'ready') return redis;
     if (this.closed || (status !== 'wait' && status !== 'connecting' && status !== 'connect')) {
-      return Promise.reject(new Error(`rate-limit store: redis not connected (status ${status})`));
+      throw new Error(`rate-limit store: redis not connected (status ${status})`);
     }
     if (!this.readyWait) {
       this.readyWait = new Promise<void>((resolve, reject) => {
         const done = (err?: Error) => {
           clearTimeout(timer);
-          this.redis.off('ready', onReady);
-          this.redis.off('close', onClose);
+          redis.off('ready', onReady);
+          redis.off('close', onClose);
           this.readyWait = null;
           if (err) reject(err);
           else resolve();
@@ -118,11 +154,12 @@ export class RedisStore implements RateLimitStore {
         const onClose = () => done(new Error('rate-limit store: redis connection closed'));
         const timer = setTimeout(() => done(new Error(`rate-limit store: redis not ready within ${this.timeoutMs} ms`)), this.timeoutMs);
         timer.unref();
-        this.redis.once('ready', onReady);
-        this.redis.once('close', onClose);
+        redis.once('ready', onReady);
+        redis.once('close', onClose);
       });
     }
-    return this.readyWait;
+    await this.readyWait;
+    return redis;
   }
 
   /**
@@ -131,7 +168,7 @@ export class RedisStore implements RateLimitStore {
    */
   async checkAll(buckets: readonly Bucket[], cost: number, _nowMs: number): Promise<GcraResult[]> {
     if (!Number.isFinite(cost) || cost < 0) throw new RangeError(`rate limit: cost must be a finite number >= 0, got ${cost}`);
-    await this.waitReady();
+    const redis = await this.waitReady();
     const args: (string | number)[] = new Array(buckets.length + 1 + buckets.length * 2);
     let a = 0;
     for (const b of buckets) args[a++] = b.key;
@@ -140,8 +177,8 @@ export class RedisStore implements RateLimitStore {
       args[a++] = emissionIntervalMs(b.limit);
       args[a++] = toleranceMs(b.limit);
     }
-    const command = (this.redis as unknown as { svcGcra: GcraCommand }).svcGcra;
-    const reply = await command.call(this.redis, buckets.length, ...args);
+    const command = (redis as unknown as { svcGcra: GcraCommand }).svcGcra;
+    const reply = await command.call(redis, buckets.length, ...args);
     if (!Array.isArray(reply) || reply.length !== 2 + buckets.length * 2) {
       throw new Error(`rate-limit store: unexpected script reply ${JSON.stringify(reply)}`);
     }
@@ -157,18 +194,23 @@ export class RedisStore implements RateLimitStore {
     return results;
   }
 
-  /** Closes the connection (QUIT when connected, else disconnect) and stops reconnecting. Never rejects. */
+  /**
+   * Closes the connection (QUIT when connected, else disconnect) and stops reconnecting; a store
+   * closed before ioredis finished loading never creates its client. Never rejects.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.redis.status === 'ready') {
+    const redis = this.client;
+    if (!redis) return;
+    if (redis.status === 'ready') {
       try {
-        await this.redis.quit();
+        await redis.quit();
         return;
       } catch {
         /* fall through */
       }
     }
-    this.redis.disconnect();
+    redis.disconnect();
   }
 }
