@@ -28,20 +28,10 @@ import type { Logger } from 'pino';
 import { hashesEqual } from '../shared/apikey.ts';
 import { AdminMessageSchema, parseMessage, type AdminMessage, type KeyEntry } from '../shared/controlplane.ts';
 import { LogQueue, type LogQueueOptions } from './log-queue.ts';
+import { loadOnce } from '../shared/lazy.ts';
 
-let wsModule: Promise<typeof WebSocket> | null = null;
-
-/** Imports `ws` once (see the module docstring). */
-function loadWebSocket(): Promise<typeof WebSocket> {
-  wsModule ??= import('ws').then(
-    (mod) => mod.default,
-    (err: unknown) => {
-      wsModule = null; // the next connection attempt retries
-      throw err;
-    },
-  );
-  return wsModule;
-}
+/** Imports `ws` once (see the module docstring); a failed import is retried on the next attempt. */
+const loadWebSocket = loadOnce(() => import('ws').then((mod) => mod.default));
 
 /** Most API keys a proxy holds (one organization's live keys). */
 const MAX_KEYS = 100_000;

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
 import { BUNDLES, build } from '../scripts/build.ts';
-import { startProcess, stopProcess, writeConfig, type Started } from './support/stack.ts';
+import { readChatStream, startProcess, stopProcess, writeConfig, type Started } from './support/stack.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -56,14 +56,7 @@ test('streamed chat completion through the compiled proxy', async () => {
     stream: true,
     stream_options: { include_usage: true },
   });
-  let text = '';
-  let chunks = 0;
-  let usage: OpenAI.CompletionUsage | null | undefined;
-  for await (const chunk of stream) {
-    chunks++;
-    text += chunk.choices[0]?.delta?.content ?? '';
-    if (chunk.usage) usage = chunk.usage;
-  }
+  const { text, chunks, usage } = await readChatStream(stream);
   assert.equal(text, 'The capital of the UK is London.');
   assert.ok(chunks >= 10, `${chunks} chunks`);
   assert.equal(usage?.prompt_tokens, 78);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { createApiKey, createOrganization } from '../admin/keys.ts';
-import { fetchRecord, startStack, type Stack, defaultConfig } from './support/stack.ts';
+import { defaultConfig, fetchRecord, readChatStream, startStack, type Stack } from './support/stack.ts';
 
 let stack: Stack;
 
@@ -77,14 +77,7 @@ describe('chat completions through /ai', () => {
         stream_options: { include_usage: true },
       })
       .withResponse();
-    let text = '';
-    let chunks = 0;
-    let usage: OpenAI.CompletionUsage | null | undefined;
-    for await (const chunk of stream) {
-      chunks++;
-      text += chunk.choices[0]?.delta?.content ?? '';
-      if (chunk.usage) usage = chunk.usage;
-    }
+    const { text, chunks, usage } = await readChatStream(stream);
     assert.equal(text, 'The capital of the UK is London.');
     assert.ok(chunks >= 10);
     assert.equal(usage?.prompt_tokens, 78);

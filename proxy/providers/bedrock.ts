@@ -43,6 +43,7 @@ import {
   truncatedStreamError,
 } from './anthropic.ts';
 import { ChunkWriter, SSE_DONE, sseError } from './sse.ts';
+import { loadOnce } from '../../shared/lazy.ts';
 import type { Endpoint, MappedResponse, ProviderAdapter, ProviderCall, UpstreamRequest } from './types.ts';
 
 /** AWS credentials for SigV4 (from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`). */
@@ -494,7 +495,6 @@ interface EventStreamLib {
 }
 
 let eventStreamLib: EventStreamLib | null = null;
-let eventStreamLoading: Promise<EventStreamLib> | null = null;
 
 /**
  * Imports `@smithy/eventstream-codec` and `@smithy/util-utf8` once. {@link createBedrockAdapter}'s
@@ -504,15 +504,14 @@ let eventStreamLoading: Promise<EventStreamLib> | null = null;
  */
 export function loadEventStream(): Promise<EventStreamLib> {
   if (eventStreamLib) return Promise.resolve(eventStreamLib);
-  eventStreamLoading ??= Promise.all([import('@smithy/eventstream-codec'), import('@smithy/util-utf8')]).then(
-    ([codec, utf8]) => (eventStreamLib = { EventStreamCodec: codec.EventStreamCodec, fromUtf8: utf8.fromUtf8, toUtf8: utf8.toUtf8 }),
-    (err: unknown) => {
-      eventStreamLoading = null; // a later request may retry
-      throw err;
-    },
-  );
-  return eventStreamLoading;
+  return importEventStream();
 }
+
+const importEventStream = loadOnce(() =>
+  Promise.all([import('@smithy/eventstream-codec'), import('@smithy/util-utf8')]).then(
+    ([codec, utf8]) => (eventStreamLib = { EventStreamCodec: codec.EventStreamCodec, fromUtf8: utf8.fromUtf8, toUtf8: utf8.toUtf8 }),
+  ),
+);
 
 function headerString(headers: Record<string, { type: string; value: unknown }>, name: string): string | undefined {
   const header = headers[name];
@@ -681,19 +680,10 @@ export function createBedrockStreamMapper(call: ProviderCall): Transform {
 // Signing and the adapter
 // ---------------------------------------------------------------------------------------------
 
-let signerLoading: Promise<{ SignatureV4: typeof import('@smithy/signature-v4').SignatureV4; Hash: typeof import('@smithy/hash-node').Hash }> | null = null;
-
 /** Imports `@smithy/signature-v4` and `@smithy/hash-node` once (on the first signed request). */
-function loadSigner(): NonNullable<typeof signerLoading> {
-  signerLoading ??= Promise.all([import('@smithy/signature-v4'), import('@smithy/hash-node')]).then(
-    ([sigv4, hash]) => ({ SignatureV4: sigv4.SignatureV4, Hash: hash.Hash }),
-    (err: unknown) => {
-      signerLoading = null; // a later request may retry
-      throw err;
-    },
-  );
-  return signerLoading;
-}
+const loadSigner = loadOnce(() =>
+  Promise.all([import('@smithy/signature-v4'), import('@smithy/hash-node')]).then(([sigv4, hash]) => ({ SignatureV4: sigv4.SignatureV4, Hash: hash.Hash })),
+);
 
 /**
  * Signs a request for the `bedrock` service with SigV4 and returns the headers to send: the given headers plus

@@ -17,6 +17,7 @@
 import type { Redis } from 'ioredis';
 import { emissionIntervalMs, gcra, toleranceMs, type GcraResult } from './gcra.ts';
 import type { Bucket, RateLimitStore } from './store.ts';
+import { loadOnce } from '../../shared/lazy.ts';
 
 /**
  * KEYS: the bucket keys. ARGV[1]: cost; ARGV[2i], ARGV[2i+1]: emission interval T and tolerance τ of
@@ -71,19 +72,8 @@ export interface RedisStoreOptions {
 
 type GcraCommand = (numKeys: number, ...args: (string | number)[]) => Promise<string[]>;
 
-let ioredis: Promise<typeof Redis> | null = null;
-
 /** Imports ioredis once (see the module docstring); resolves to its client class. */
-function loadIoredis(): Promise<typeof Redis> {
-  ioredis ??= import('ioredis').then(
-    (mod) => mod.Redis,
-    (err: unknown) => {
-      ioredis = null; // a later store may retry
-      throw err;
-    },
-  );
-  return ioredis;
-}
+const loadIoredis = loadOnce(() => import('ioredis').then((mod) => mod.Redis));
 
 /** Redis-backed GCRA store; see the module docstring. */
 export class RedisStore implements RateLimitStore {

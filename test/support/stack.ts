@@ -205,3 +205,26 @@ export async function fetchRecord(stack: Pick<Stack, 'adminUrl' | 'apiKey'>, req
 
 /** A random suffix for unique names in tests. */
 export const uniq = (): string => randomBytes(4).toString('hex');
+
+/** What {@link readChatStream} read: the concatenated content deltas, the chunk count, the final usage. */
+export interface ChatStreamRead {
+  text: string;
+  chunks: number;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+}
+
+/**
+ * Reads an `openai` client chat-completion stream to its end.
+ * @param stream the client's stream (any async iterable of chat-completion chunks).
+ */
+export async function readChatStream(
+  stream: AsyncIterable<{ choices: Array<{ delta?: { content?: string | null } }>; usage?: ChatStreamRead['usage'] | null }>,
+): Promise<ChatStreamRead> {
+  const out: ChatStreamRead = { text: '', chunks: 0, usage: null };
+  for await (const chunk of stream) {
+    out.chunks++;
+    out.text += chunk.choices[0]?.delta?.content ?? '';
+    if (chunk.usage) out.usage = chunk.usage;
+  }
+  return out;
+}
