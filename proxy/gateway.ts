@@ -70,7 +70,7 @@ export interface RequestContext {
   adapter: ProviderAdapter | null;
   call: ProviderCall | null;
   upstream: UpstreamRequest | null;
-  /** The current attempt's upstream request, once it has a socket. */
+  /** The current attempt's upstream request (set by `forward` with the phase `upstream`). */
   proxyReq: http.ClientRequest | null;
   /** What {@link deadlineMs} is waiting for: the client's body, the provider, or nothing. */
   phase: 'body' | 'upstream' | 'none';
@@ -265,7 +265,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       if (rateLimiter) {
         const pending = rateLimit(ctx);
         if (pending) {
-          pending.then(() => readBody(ctx), (err: unknown) => fail(ctx, err));
+          continueAfter(ctx, pending, readBody);
           return;
         }
       }
@@ -280,7 +280,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     try {
       parse(ctx, raw);
       if (ctx.body!.prompt_id !== undefined) {
-        resolvePrompt(ctx).then(() => afterPrompt(ctx), (err: unknown) => fail(ctx, err));
+        continueAfter(ctx, resolvePrompt(ctx), afterPrompt);
         return;
       }
       afterPrompt(ctx);
@@ -295,11 +295,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
       tokenLimit(ctx);
       chooseProvider(ctx);
       const pending = map(ctx);
-      if (pending) pending.then(() => forward(ctx), (err: unknown) => fail(ctx, err));
+      if (pending) continueAfter(ctx, pending, forward);
       else forward(ctx);
     } catch (err) {
       fail(ctx, err);
     }
+  }
+
+  /**
+   * Runs `next(ctx)` once `pending` settles; a rejection, or an error `next` throws, is answered by
+   * {@link fail} (never an unhandled rejection).
+   */
+  function continueAfter(ctx: RequestContext, pending: Promise<unknown>, next: (ctx: RequestContext) => void): void {
+    pending.then(() => next(ctx)).catch((err: unknown) => fail(ctx, err));
   }
 
   /**
@@ -360,10 +368,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (ctx.phase === 'body') {
       stopBody(ctx, new GatewayError(408, `the request body stalled: nothing arrived for ${config.server.headersTimeoutMs} ms`, 'invalid_request_error', 'request_timeout'));
     } else if (ctx.phase === 'upstream') {
-      // No socket yet (it is assigned on the next tick): look again at the next sweep.
-      if (!ctx.proxyReq) return void (ctx.deadlineMs = performance.now());
       ctx.timedOut = true;
-      ctx.proxyReq.destroy(new Error('upstream timeout'));
+      ctx.proxyReq!.destroy(new Error('upstream timeout'));
     }
   }
 
@@ -648,9 +654,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ctx.router?.latency.start(ctx.provider!);
     ctx.attemptStartMs = performance.now();
     ctx.timedOut = false;
-    ctx.proxyReq = null;
-    ctx.phase = 'upstream';
-    ctx.deadlineMs = ctx.attemptStartMs + config.server.upstreamTimeoutMs;
     ctx.attemptCount++;
     ctx.tried.add(ctx.provider!);
     const url = up.url;
@@ -668,6 +671,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     });
     (proxyReq as WithCtxReq)[CTX] = ctx;
     ctx.proxyReq = proxyReq;
+    ctx.phase = 'upstream';
+    ctx.deadlineMs = ctx.attemptStartMs + config.server.upstreamTimeoutMs;
     proxyReq.on('response', onProxyResponse);
     proxyReq.on('error', onProxyError);
     proxyReq.end(up.body);
@@ -718,7 +723,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       try {
         if (!ctx.pinned) chooseProvider(ctx);
         const pending = map(ctx);
-        if (pending) pending.then(() => forward(ctx), (err: unknown) => fail(ctx, err));
+        if (pending) continueAfter(ctx, pending, forward);
         else forward(ctx);
       } catch (err) {
         fail(ctx, err);

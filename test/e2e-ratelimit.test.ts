@@ -11,6 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
@@ -240,6 +241,30 @@ describe('GCRA rate limiting through running gateways', () => {
     const body = (await res.json()) as { error: { code: string; type: string; message: string } };
     assert.equal(body.error.code, 'rate_limit_store_unavailable');
     assert.equal(typeof body.error.message, 'string');
+  });
+
+  test('a body declared over the limit after a Redis check is a 413, and the gateway stays up', async () => {
+    const key = await freshKey(stack.gatewayUrl);
+    const { port } = new URL(stack.gatewayUrl);
+    // Declares 20 MB (over the 10 MB default) and sends none of it: the answer must come from the declared length.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(`POST /ai/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: 20000000\r\n\r\n`);
+      });
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => {
+        text += d;
+        if (text.includes('\r\n\r\n') && text.includes('}}')) socket.destroy();
+      });
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+      socket.setTimeout(5_000, () => socket.destroy(new Error('no answer within 5 s')));
+    });
+    assert.match(answer, /^HTTP\/1\.1 413 /);
+    assert.match(answer, /"code":"request_too_large"/);
+    const health = await fetch(`${stack.gatewayUrl}/health`);
+    assert.equal(health.status, 200, 'the gateway process is still up');
   });
 
   test('rate limits with svc.features none stop the start with a clear message', async () => {
