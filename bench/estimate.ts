@@ -22,6 +22,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import type { ChatCompletionRequest } from '../shared/chat.ts';
+import { prose, rng } from '../test/support/text.ts';
 import {
   clearEstimatorCaches,
   countTextTokens,
@@ -33,14 +34,6 @@ import {
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SIZES = [10_000, 100_000, 1_000_000];
 const BACKENDS: TokenizerBackendName[] = ['gpt-tokenizer', 'js-tiktoken'];
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 /** First `bytes` UTF-8 bytes (about) of `text`, without splitting a surrogate pair. */
 function takeBytes(text: string, bytes: number): string {
@@ -55,29 +48,9 @@ function takeBytes(text: string, bytes: number): string {
   return text.slice(0, c >= 0xd800 && c <= 0xdbff ? lo - 1 : lo);
 }
 
-const WORDS = (
-  'the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were her ' +
-  'gateway provider request token limit model context window message system user assistant tool function estimate count ' +
-  'encoding budget chunk sample latency throughput server client header response stream error retry fallback truncate ' +
-  'middle conversation history summary analysis report quarterly revenue growth market customer product engineering team ' +
-  'although however therefore meanwhile nevertheless approximately significantly particularly internationalization'
-).split(' ');
-
-function prose(bytes: number): string {
-  const r = rng(1);
-  const out: string[] = [];
-  let n = 0;
-  while (n < bytes) {
-    let w = WORDS[Math.floor(r() * WORDS.length)]!;
-    const x = r();
-    if (x < 0.06) w += ',';
-    else if (x < 0.1) w += '.';
-    else if (x < 0.12) w = String(Math.floor(r() * 100000));
-    else if (x < 0.13) w += '\n\n';
-    out.push(w);
-    n += w.length + 1;
-  }
-  return takeBytes(out.join(' '), bytes);
+/** ASCII prose of `bytes` bytes (numbers up to 100,000). */
+function englishProse(bytes: number): string {
+  return takeBytes(prose(bytes, 1, 100_000), bytes);
 }
 
 /** README/markdown files of installed packages, in sorted path order, up to `bytes`. */
@@ -134,7 +107,7 @@ function randomUnicode(bytes: number): string {
 }
 
 const TEXTS: Record<string, (bytes: number) => string | null> = {
-  prose,
+  prose: englishProse,
   markdown,
   'no spaces': (n) => takeBytes('abcdefghijklmnopqrstuvwxyz0123456789'.repeat(Math.ceil(n / 36)), n),
   'all spaces': (n) => ' '.repeat(n),

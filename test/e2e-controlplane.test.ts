@@ -22,7 +22,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { createApiKey, findKey } from '../admin/keys.ts';
 import { generateApiKey, hashApiKey } from '../shared/apikey.ts';
 import { ControlPlaneClient, type LinkHealth } from '../proxy/controlplane.ts';
-import { defaultConfig, fetchRecord, startProcess, startStack, stopProcess, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
+import { defaultConfig, fetchRecord, startLinkedProxy, startProcess, startStack, stopProcess, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
 
 const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content: 'What is the capital of France?' }] };
 const PROVIDER_ENV = {
@@ -275,22 +275,9 @@ describe('control plane and running gateways (real admin processes)', () => {
     return p;
   };
   const startProxy = async (adminPort: number, waitReady = true) => {
-    const p = await startProcess(
-      'proxy/main.ts',
-      {
-        GATEWAY_PORT: '0',
-        GATEWAY_HOST: '127.0.0.1',
-        SVC_CONTROL_PLANE_API_KEY: stack.apiKey,
-        SVC_CONTROL_PLANE_URL: `ws://127.0.0.1:${adminPort}/v1/control-plane`,
-        ...PROVIDER_ENV,
-      },
-      'proxy.ready',
-      ['--config', stack.configFile],
-    );
+    const p = await startLinkedProxy({ adminPort, apiKey: stack.apiKey, configFile: stack.configFile, env: PROVIDER_ENV, waitReady });
     extra.push(p);
-    const url = `http://127.0.0.1:${p.port}`;
-    if (waitReady) await waitFor(async () => (await health(url)).controlPlane.ready, 15_000);
-    return { process: p, url };
+    return { process: p, url: p.url };
   };
   const rest = (adminUrl: string, method: string, p: string, body?: unknown) =>
     fetch(`${adminUrl}${p}`, {

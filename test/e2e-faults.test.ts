@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { TEST_DATABASE_URL } from './support/db.ts';
-import { defaultConfig, fetchRecord, startProcess, startStack, stopProcess, uniq, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
+import { defaultConfig, fetchRecord, startLinkedProxy, startProcess, startStack, stopProcess, uniq, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
 
 const UPSTREAM_TIMEOUT_MS = 1000;
 const PROVIDER_ENV = { OPENAI_API_KEY: 'sk-provider-openai-secret', GROQ_API_KEY: 'gsk-provider-groq-secret', ANTHROPIC_API_KEY: 'sk-ant-provider-secret' };
@@ -64,23 +64,9 @@ const streamedText = (events: any[]) => events.map((e) => e.choices?.[0]?.delta?
 
 /** Starts another proxy on the stack's admin (its own config); stopped in `after`. */
 async function startProxy(configExtra: Record<string, unknown> = {}): Promise<Started & { url: string }> {
-  const file = writeConfig(faultConfig(stack.stubUrl, configExtra));
-  const p = await startProcess(
-    'proxy/main.ts',
-    {
-      GATEWAY_PORT: '0',
-      GATEWAY_HOST: '127.0.0.1',
-      SVC_CONTROL_PLANE_API_KEY: stack.apiKey,
-      SVC_CONTROL_PLANE_URL: `ws://127.0.0.1:${stack.admin.port}/v1/control-plane`,
-      ...PROVIDER_ENV,
-    },
-    'proxy.ready',
-    ['--config', file],
-  );
+  const p = await startLinkedProxy({ adminPort: stack.admin.port, apiKey: stack.apiKey, configFile: writeConfig(faultConfig(stack.stubUrl, configExtra)), env: PROVIDER_ENV });
   started.push(p);
-  const url = `http://127.0.0.1:${p.port}`;
-  await waitFor(async () => ((await (await fetch(`${url}/health`)).json()) as { controlPlane: { ready: boolean } }).controlPlane.ready, 15_000);
-  return { ...p, url };
+  return p;
 }
 
 /** The current admin (replaced when a test restarts it). */

@@ -16,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { hashApiKey } from '../shared/apikey.ts';
-import { defaultConfig, startProcess, startStack, stopProcess, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
+import { defaultConfig, startLinkedProxy, startProcess, startStack, stopProcess, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const RUN = randomBytes(6).toString('hex');
@@ -79,22 +79,9 @@ after(async () => {
 
 /** Starts another gateway on the stack's admin with `config`; waits for its first key snapshot. */
 async function startGateway(config: Record<string, unknown>): Promise<string> {
-  const p = await startProcess(
-    'proxy/main.ts',
-    {
-      GATEWAY_PORT: '0',
-      GATEWAY_HOST: '127.0.0.1',
-      SVC_CONTROL_PLANE_API_KEY: stack.apiKey,
-      SVC_CONTROL_PLANE_URL: `ws://127.0.0.1:${stack.admin.port}/v1/control-plane`,
-      ...PROVIDER_ENV,
-    },
-    'proxy.ready',
-    ['--config', writeConfig(config)],
-  );
+  const p = await startLinkedProxy({ adminPort: stack.admin.port, apiKey: stack.apiKey, configFile: writeConfig(config), env: PROVIDER_ENV });
   extra.push(p);
-  const url = `http://127.0.0.1:${p.port}`;
-  await waitFor(async () => ((await (await fetch(`${url}/health`)).json()) as any).controlPlane.ready, 15_000);
-  return url;
+  return p.url;
 }
 
 const keysHeld = async (gatewayUrl: string): Promise<number> => ((await (await fetch(`${gatewayUrl}/health`)).json()) as any).controlPlane.keysHeld;

@@ -26,6 +26,7 @@ import {
 import { applyTokenLimit, parseTokenLimitHandler, type ModelLimits, type TokenLimitHandler } from '../proxy/tokenlimit/index.ts';
 import { removableGroups } from '../proxy/tokenlimit/middle-out.ts';
 import { normalizeText } from '../proxy/tokenlimit/slots.ts';
+import { prose, rng } from './support/text.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -67,39 +68,6 @@ const COOKBOOK_TOOLS_BODY: ChatCompletionRequest = {
   ],
 };
 
-const WORDS = (
-  'the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were her ' +
-  'gateway provider request token limit model context window message system user assistant tool function estimate count ' +
-  'encoding budget chunk sample latency throughput server client header response stream error retry fallback truncate ' +
-  'middle conversation history summary analysis report quarterly revenue growth market customer product engineering team ' +
-  'although however therefore meanwhile nevertheless approximately significantly particularly internationalization'
-).split(' ');
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-/** Deterministic prose of about `chars` characters (words, punctuation, numbers, newlines). */
-function prose(chars: number, seed = 1): string {
-  const r = rng(seed);
-  const out: string[] = [];
-  let n = 0;
-  while (n < chars) {
-    let w = WORDS[Math.floor(r() * WORDS.length)]!;
-    const x = r();
-    if (x < 0.06) w += ',';
-    else if (x < 0.1) w += '.';
-    else if (x < 0.12) w = String(Math.floor(r() * 10000));
-    else if (x < 0.13) w += '\n\n';
-    out.push(w);
-    n += w.length + 1;
-  }
-  return out.join(' ').slice(0, chars);
-}
 
 const resolver = {
   resolve(s: string): { provider: string; model: string } {

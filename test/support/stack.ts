@@ -120,33 +120,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const apiKey = generateApiKey();
   let stub: Started | undefined;
   let admin: Started | undefined;
-  let proxy: Started | undefined;
+  let proxy: (Started & { url: string }) | undefined;
   try {
     stub = await startProcess('test/support/stub-upstream.ts', { STUB_PORT: '0' }, 'stub.ready');
     const stubUrl = `http://127.0.0.1:${stub.port}`;
     const configFile = writeConfig((options.config ?? defaultConfig)(stubUrl));
     admin = await startProcess('admin/main.ts', { DATABASE_URL: db.url, ADMIN_PORT: '0', SVC_BOOTSTRAP_API_KEY: apiKey, ...options.adminEnv }, 'admin.ready', ['--config', configFile]);
     const adminUrl = `http://127.0.0.1:${admin.port}`;
-    proxy = await startProcess(
-      'proxy/main.ts',
-      {
-        GATEWAY_PORT: '0',
-        GATEWAY_HOST: '127.0.0.1',
-        SVC_CONTROL_PLANE_API_KEY: apiKey,
-        SVC_CONTROL_PLANE_URL: `ws://127.0.0.1:${admin.port}/v1/control-plane`,
-        OPENAI_API_KEY: 'sk-provider-openai-secret',
-        GROQ_API_KEY: 'gsk-provider-groq-secret',
-        ANTHROPIC_API_KEY: 'sk-ant-provider-secret',
-        ...options.proxyEnv,
-      },
-      'proxy.ready',
-      ['--config', configFile],
-    );
-    const gatewayUrl = `http://127.0.0.1:${proxy.port}`;
-    await waitFor(async () => {
-      const h = (await (await fetch(`${gatewayUrl}/health`)).json()) as { controlPlane: { ready: boolean } | null };
-      return h.controlPlane === null || h.controlPlane.ready;
-    }, 15_000);
+    proxy = await startLinkedProxy({
+      adminPort: admin.port,
+      apiKey,
+      configFile,
+      env: { OPENAI_API_KEY: 'sk-provider-openai-secret', GROQ_API_KEY: 'gsk-provider-groq-secret', ANTHROPIC_API_KEY: 'sk-ant-provider-secret', ...options.proxyEnv },
+    });
+    const gatewayUrl = proxy.url;
     return {
       db,
       stub,
@@ -171,6 +158,37 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await db.drop();
     throw err;
   }
+}
+
+/**
+ * Starts a proxy process linked to the admin on `adminPort` (control-plane key `apiKey`) with the
+ * config file `configFile` and extra environment `env` (provider keys), and unless `waitReady` is
+ * false waits until it holds its first key snapshot.
+ * @returns the process and its base URL.
+ */
+export async function startLinkedProxy(o: { adminPort: number; apiKey: string; configFile: string; env?: NodeJS.ProcessEnv; waitReady?: boolean }): Promise<Started & { url: string }> {
+  const p = await startProcess(
+    'proxy/main.ts',
+    {
+      GATEWAY_PORT: '0',
+      GATEWAY_HOST: '127.0.0.1',
+      SVC_CONTROL_PLANE_API_KEY: o.apiKey,
+      SVC_CONTROL_PLANE_URL: `ws://127.0.0.1:${o.adminPort}/v1/control-plane`,
+      ...o.env,
+    },
+    'proxy.ready',
+    ['--config', o.configFile],
+  );
+  const url = `http://127.0.0.1:${p.port}`;
+  if (o.waitReady !== false) {
+    try {
+      await waitFor(async () => ((await (await fetch(`${url}/health`)).json()) as { controlPlane: { ready: boolean } | null }).controlPlane?.ready === true, 15_000);
+    } catch (err) {
+      await stopProcess(p);
+      throw err;
+    }
+  }
+  return { ...p, url };
 }
 
 /**
