@@ -14,8 +14,8 @@
 import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
-import type { Writable } from 'node:stream';
+import type { Transform, Writable } from 'node:stream';
+import { Agent, type Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { ChatCompletionRequest } from '../shared/chat.ts';
 import type { GatewayConfig } from '../shared/config.ts';
@@ -70,8 +70,8 @@ export interface RequestContext {
   adapter: ProviderAdapter | null;
   call: ProviderCall | null;
   upstream: UpstreamRequest | null;
-  /** The current attempt's upstream request (set by `forward` with the phase `upstream`). */
-  proxyReq: http.ClientRequest | null;
+  /** The current attempt's exchange with the provider (set by `forward` with the phase `upstream`). */
+  exchange: UpstreamAttempt | null;
   /** What {@link deadlineMs} is waiting for: the client's body, the provider, or nothing. */
   phase: 'body' | 'upstream' | 'none';
   /** When the current wait times out (`performance.now()` ms; Infinity = no wait). Swept by {@link Deadlines}. */
@@ -120,7 +120,6 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'p
 const CTX = Symbol('svc.ctx');
 type WithCtx = IncomingMessage & { [CTX]?: RequestContext };
 type WithCtxRes = { [CTX]?: RequestContext };
-type WithCtxReq = http.ClientRequest & { [CTX]?: RequestContext };
 
 /**
  * Parses `Svc-Property-<Name>` headers into `{name: value}` (names lower-cased; repeated headers
@@ -165,8 +164,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       ? deps.rateLimiter
       : createRateLimiter(config, { logger, onStoreError: () => metrics?.rateLimitStoreErrors.inc() });
 
-  const httpAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
-  const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, scheduling: 'lifo' });
+  // One keep-alive pool per provider origin, connections unbounded. undici's own header and body
+  // timeouts are off: the provider's silence is a deadline swept with the others (server.upstream-timeout).
+  const upstreamAgent = new Agent({ connections: null, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
 
   const routers = new Map<string, RouterRuntime>();
   for (const r of Object.values(config.routers)) routers.set(r.name, new RouterRuntime(r, config.providers));
@@ -236,7 +236,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       adapter: null,
       call: null,
       upstream: null,
-      proxyReq: null,
+      exchange: null,
       phase: 'none',
       deadlineMs: Infinity,
       router: null,
@@ -369,7 +369,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       stopBody(ctx, new GatewayError(408, `the request body stalled: nothing arrived for ${config.server.headersTimeoutMs} ms`, 'invalid_request_error', 'request_timeout'));
     } else if (ctx.phase === 'upstream') {
       ctx.timedOut = true;
-      ctx.proxyReq!.destroy(new Error('upstream timeout'));
+      ctx.exchange!.abort(new Error('upstream timeout'));
     }
   }
 
@@ -656,38 +656,122 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ctx.timedOut = false;
     ctx.attemptCount++;
     ctx.tried.add(ctx.provider!);
-    const url = up.url;
-    const https_ = url.protocol === 'https:';
-    // node:http directly, over the keep-alive agent: the provider's URL, method and headers exactly,
-    // the body in one write. (http-proxy-3 measured ~45 µs of CPU more per request here; bench/README.)
-    const proxyReq = (https_ ? https : http).request({
-      protocol: url.protocol,
-      hostname: url.hostname,
-      port: url.port,
-      path: url.pathname + url.search,
-      method: up.method,
-      headers: up.headers,
-      agent: https_ ? httpsAgent : httpAgent,
-    });
-    (proxyReq as WithCtxReq)[CTX] = ctx;
-    ctx.proxyReq = proxyReq;
+    const exchange = new UpstreamExchange(ctx);
+    ctx.exchange = exchange;
     ctx.phase = 'upstream';
     ctx.deadlineMs = ctx.attemptStartMs + config.server.upstreamTimeoutMs;
-    proxyReq.on('response', onProxyResponse);
-    proxyReq.on('error', onProxyError);
-    proxyReq.end(up.body);
+    const target = dispatchTarget(up.url);
+    // undici over its keep-alive pools: the provider's URL, method and headers exactly, the body in
+    // one write. (node:http's client measured ~16 µs of CPU more per request, http-proxy-3 ~45 µs
+    // more than that; bench/README.md.) A request undici rejects outright (a bad header) reaches
+    // `onResponseError` before `dispatch` returns.
+    upstreamAgent.dispatch({ origin: target.origin, path: target.path, method: up.method, headers: up.headers, body: up.body }, exchange);
   }
 
-  function onProxyResponse(this: http.ClientRequest, proxyRes: IncomingMessage): void {
-    const ctx = (this as WithCtxReq)[CTX]!;
-    onUpstreamResponse(ctx, proxyRes, ctx.res);
-  }
+  /**
+   * One attempt's exchange with the provider, as an undici dispatch handler
+   * (https://github.com/nodejs/undici/blob/main/docs/docs/api/Dispatcher.md#dispatcherdispatchoptions-handler):
+   * the response's status and headers go to {@link onUpstreamResponse}, which chooses where the body
+   * goes ({@link Sink}); errors go to {@link upstreamError} before the response and to
+   * {@link onMidStreamError} during it. Only the request's current attempt speaks for it.
+   */
+  class UpstreamExchange implements UpstreamAttempt, Dispatcher.DispatchHandler {
+    readonly ctx: RequestContext;
+    controller: Dispatcher.DispatchController | null = null;
+    /** Set by {@link abort} before undici started the request: it is aborted as soon as it starts. */
+    abortReason: Error | null = null;
+    /** The response's status and headers arrived. */
+    responded = false;
+    sink: Sink = Sink.Discard;
+    /** {@link Sink.Collect}: the pieces so far, their size (bytes), and what gets the whole body. */
+    chunks: Buffer[] | null = null;
+    size = 0;
+    onCollected: ((body: Buffer) => void) | null = null;
+    /** {@link Sink.Mapper}: the provider's stream mapper. */
+    mapper: Transform | null = null;
 
-  /** Connection refused or reset, DNS failure, TLS error, or our own destroy on a timeout or a client abort. */
-  function onProxyError(this: http.ClientRequest, err: Error): void {
-    const ctx = (this as WithCtxReq)[CTX]!;
-    // Only the current attempt speaks for the request (an earlier one's late error is ignored).
-    if (ctx.proxyReq === this) upstreamError(ctx, err);
+    constructor(ctx: RequestContext) {
+      this.ctx = ctx;
+    }
+
+    abort(reason: Error): void {
+      if (this.controller) this.controller.abort(reason);
+      else this.abortReason = reason;
+    }
+
+    onRequestStart(controller: Dispatcher.DispatchController): void {
+      this.controller = controller;
+      if (this.abortReason) controller.abort(this.abortReason);
+    }
+
+    onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: UpstreamHeaders): void {
+      this.responded = true;
+      if (this.ctx.exchange !== this || this.ctx.finished) return controller.abort(new Error('superseded'));
+      onUpstreamResponse(this, statusCode, headers);
+    }
+
+    onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+      const ctx = this.ctx;
+      const now = performance.now();
+      // The provider sent a piece of its answer: its silence timeout starts again.
+      if (ctx.phase === 'upstream') ctx.deadlineMs = now + config.server.upstreamTimeoutMs;
+      switch (this.sink) {
+        case Sink.Client: {
+          if (ctx.firstByteMs === null) ctx.firstByteMs = now;
+          ctx.recorder?.push(chunk);
+          if (!ctx.res.write(chunk)) {
+            controller.pause();
+            ctx.res.once('drain', () => controller.resume());
+          }
+          return;
+        }
+        case Sink.Mapper: {
+          const mapper = this.mapper!;
+          if (mapper.destroyed) return;
+          if (!mapper.write(chunk)) {
+            controller.pause();
+            mapper.once('drain', () => controller.resume());
+          }
+          return;
+        }
+        case Sink.Collect:
+          this.size += chunk.length;
+          if (this.size <= config.server.maxBodyBytes) this.chunks!.push(chunk);
+          return;
+        default:
+      }
+    }
+
+    onResponseEnd(): void {
+      const ctx = this.ctx;
+      if (ctx.exchange === this && ctx.phase === 'upstream') {
+        ctx.phase = 'none';
+        ctx.deadlineMs = Infinity;
+      }
+      switch (this.sink) {
+        case Sink.Client:
+          ctx.res.end();
+          return;
+        case Sink.Mapper:
+          if (!this.mapper!.destroyed) this.mapper!.end();
+          return;
+        case Sink.Collect: {
+          const chunks = this.chunks!;
+          this.chunks = null;
+          this.onCollected!(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+          return;
+        }
+        default:
+      }
+    }
+
+    onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+      const ctx = this.ctx;
+      // A discarded answer (a retry follows) or an earlier attempt no longer speaks for the request.
+      if (ctx.exchange !== this || (this.responded && this.sink === Sink.Discard)) return;
+      if (this.responded) onMidStreamError(ctx);
+      else upstreamError(ctx, err);
+    }
   }
 
   function onResponseClose(this: ServerResponse): void {
@@ -695,7 +779,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     deadlines.untrack(ctx);
     finish(ctx);
     // The client left before the answer was complete: stop the provider's work too.
-    if (!this.writableFinished && ctx.proxyReq && !ctx.proxyReq.destroyed) ctx.proxyReq.destroy();
+    if (!this.writableFinished && ctx.exchange) ctx.exchange.abort(new Error('client closed the connection'));
     if (--inFlight === 0) for (const f of idle.splice(0)) f();
   }
 
@@ -732,14 +816,17 @@ export function createGateway(deps: GatewayDeps): Gateway {
     return true;
   }
 
-  function onUpstreamResponse(ctx: RequestContext, proxyRes: IncomingMessage, res: ServerResponse): void {
+  /** The provider's status and headers arrived: retry, or answer the client and choose where the body goes. */
+  function onUpstreamResponse(exchange: UpstreamExchange, status: number, upstreamHeaders: UpstreamHeaders): void {
+    const ctx = exchange.ctx;
+    const res = ctx.res;
     ctx.responseAtMs = performance.now();
     // From here the timeout is the provider's silence between pieces of the answer.
     ctx.deadlineMs = ctx.responseAtMs + config.server.upstreamTimeoutMs;
-    const status = proxyRes.statusCode ?? 502;
-    const retryAfter = Number(proxyRes.headers['retry-after']);
+    const retryAfter = Number(upstreamHeaders['retry-after']);
     if (retryIfAllowed(ctx, status, Number.isFinite(retryAfter) ? retryAfter * 1000 : null, null)) {
-      proxyRes.resume();
+      // The answer is read and dropped, so the connection can be reused.
+      exchange.sink = Sink.Discard;
       ctx.responseAtMs = null;
       return;
     }
@@ -749,33 +836,30 @@ export function createGateway(deps: GatewayDeps): Gateway {
     ctx.router?.latency.finish(ctx.provider!, attemptMs);
     const adapter = ctx.adapter!;
     const ok = status >= 200 && status < 300;
-    const contentType = String(proxyRes.headers['content-type'] ?? '');
+    const ct = upstreamHeaders['content-type'];
+    const contentType = typeof ct === 'string' ? ct : ct === undefined ? '' : ct.join(', ');
     const isStream = ok && (contentType.includes('event-stream') || contentType.includes('eventstream'));
     if (observe) ctx.recorder = new ResponseRecorder(isStream, config.logQueue.maxBodyBytes);
 
     const headers: Record<string, string | string[]> = {};
-    for (const k in proxyRes.headers) {
-      if (!HOP_BY_HOP.has(k)) headers[k] = proxyRes.headers[k]!;
+    for (const k in upstreamHeaders) {
+      if (!HOP_BY_HOP.has(k)) headers[k] = upstreamHeaders[k]!;
     }
     headers['svc-id'] = ctx.id;
     headers['svc-provider'] = ctx.provider!;
     const rl = ctx.rateLimitHeaders;
     if (rl) for (const k in rl) headers[k] = rl[k]!;
 
-    (proxyRes as WithCtxRes)[CTX] = ctx;
-    proxyRes.on('error', onUpstreamBroken);
-    proxyRes.on('aborted', onUpstreamBroken);
-
     if (adapter.passthrough || (!ok && !adapter.mapError)) {
-      if (proxyRes.headers['content-length'] !== undefined && !isStream) headers['content-length'] = proxyRes.headers['content-length'];
+      const length = upstreamHeaders['content-length'];
+      if (length !== undefined && !isStream) headers['content-length'] = length;
       res.writeHead(status, headers);
-      proxyRes.on('data', onPassthroughData);
-      proxyRes.on('end', onPassthroughEnd);
+      exchange.sink = Sink.Client;
       return;
     }
     if (!ok) {
-      collect(proxyRes, config.server.maxBodyBytes, (buf) => {
-        const mapped = JSON.stringify(adapter.mapError!(status, buf, proxyRes.headers));
+      collect(exchange, (buf) => {
+        const mapped = JSON.stringify(adapter.mapError!(status, buf, upstreamHeaders));
         ctx.recorder?.push(Buffer.from(mapped));
         sendJson(ctx, res, status, headers, mapped);
       });
@@ -788,8 +872,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
       delete headers['content-encoding'];
       res.writeHead(status, headers);
       const recorder = ctx.recorder;
-      proxyRes.on('data', onUpstreamPiece);
-      proxyRes.on('end', onUpstreamEnd);
       mapper.on('data', (chunk: Buffer) => {
         if (ctx.firstByteMs === null) ctx.firstByteMs = performance.now();
         recorder?.push(chunk);
@@ -803,10 +885,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
         ctx.error = err.message;
         res.end();
       });
-      proxyRes.pipe(mapper);
+      exchange.mapper = mapper;
+      exchange.sink = Sink.Mapper;
       return;
     }
-    collect(proxyRes, config.server.maxBodyBytes, (buf) => {
+    collect(exchange, (buf) => {
       let text: string;
       try {
         const mapped = adapter.mapResponse!(buf, ctx.call!, ctx.endpoint);
@@ -821,42 +904,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
     });
   }
 
-  function onUpstreamBroken(this: IncomingMessage): void {
-    onMidStreamError((this as WithCtxRes)[CTX]!);
-  }
-
-  /** The provider sent a piece of its answer: its silence timeout starts again. */
-  function onUpstreamPiece(this: IncomingMessage): void {
-    (this as WithCtxRes)[CTX]!.deadlineMs = performance.now() + config.server.upstreamTimeoutMs;
-  }
-
-  /** The provider's answer is complete: nothing to time out any more. */
-  function onUpstreamEnd(this: IncomingMessage): void {
-    const ctx = (this as WithCtxRes)[CTX]!;
-    ctx.phase = 'none';
-    ctx.deadlineMs = Infinity;
-  }
-
-  /** Passthrough: each upstream chunk goes to the client as it arrives (with backpressure). */
-  function onPassthroughData(this: IncomingMessage, chunk: Buffer): void {
-    const ctx = (this as WithCtxRes)[CTX]!;
-    const now = performance.now();
-    ctx.deadlineMs = now + config.server.upstreamTimeoutMs;
-    if (ctx.firstByteMs === null) ctx.firstByteMs = now;
-    ctx.recorder?.push(chunk);
-    if (!ctx.res.write(chunk)) {
-      this.pause();
-      ctx.res.once('drain', () => this.resume());
-    }
-  }
-
-  function onPassthroughEnd(this: IncomingMessage): void {
-    const ctx = (this as WithCtxRes)[CTX]!;
-    ctx.phase = 'none';
-    ctx.deadlineMs = Infinity;
-    ctx.res.end();
-  }
-
   function sendJson(ctx: RequestContext, res: ServerResponse, status: number, headers: Record<string, string | string[]>, text: string): void {
     if (ctx.firstByteMs === null) ctx.firstByteMs = performance.now();
     headers['content-type'] = 'application/json';
@@ -866,17 +913,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     res.end(text);
   }
 
-  /** Collects a (non-streamed) provider answer of at most `limit` bytes; the silence timeout restarts on each piece. */
-  function collect(stream: IncomingMessage, limit: number, done: (buf: Buffer) => void): void {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= limit) chunks.push(c);
-    });
-    stream.on('data', onUpstreamPiece);
-    stream.on('end', onUpstreamEnd);
-    stream.on('end', () => done(Buffer.concat(chunks)));
+  /** Collects a (non-streamed) provider answer; pieces past `server.max-body-size` bytes are dropped. */
+  function collect(exchange: UpstreamExchange, done: (body: Buffer) => void): void {
+    exchange.chunks = [];
+    exchange.onCollected = done;
+    exchange.sink = Sink.Collect;
   }
 
   /** The upstream connection failed mid-response: end the stream with an SSE error event. */
@@ -888,22 +929,29 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const event = `data: ${JSON.stringify(new GatewayError(502, ctx.error, 'server_error', 'upstream_disconnected').toBody())}\n\n`;
       ctx.recorder?.push(Buffer.from(event));
       res.end(event);
+    } else {
+      // The answer was being collected for mapping: nothing reached the client yet.
+      fail(ctx, ctx.timedOut
+        ? new GatewayError(504, `provider ${ctx.provider} went silent for ${config.server.upstreamTimeoutMs} ms mid-response`, 'server_error', 'upstream_timeout')
+        : new GatewayError(502, `provider ${ctx.provider} closed the connection mid-response`, 'server_error', 'upstream_disconnected'));
     }
   }
 
   /** The upstream request failed before a response: 502, or 504 on timeout. */
   function upstreamError(ctx: RequestContext, err: Error): void {
     if (ctx.finished) return;
+    ctx.phase = 'none';
+    ctx.deadlineMs = Infinity;
     if (!ctx.res.headersSent && retryIfAllowed(ctx, 0, null, (err as { code?: string }).code ?? err.message)) return;
     if (ctx.res.headersSent) return onMidStreamError(ctx);
     if (ctx.res.destroyed) return; // the client went away; finish() records it
     const latency = performance.now() - ctx.startMs;
     const status = ctx.timedOut ? 504 : 502;
-    ctx.attempts.push({ provider: ctx.provider!, status: 0, latencyMs: latency, error: (err as { code?: string }).code ?? err.message });
+    ctx.attempts.push({ provider: ctx.provider!, status: 0, latencyMs: latency, error: upstreamErrorCode(err) });
     ctx.router?.latency.finish(ctx.provider!, ctx.timedOut ? latency : null);
     const e = ctx.timedOut
       ? new GatewayError(504, `provider ${ctx.provider} did not answer within ${config.server.upstreamTimeoutMs} ms`, 'server_error', 'upstream_timeout')
-      : new GatewayError(502, `provider ${ctx.provider} is unreachable (${(err as { code?: string }).code ?? err.message})`, 'server_error', 'upstream_unreachable');
+      : new GatewayError(502, `provider ${ctx.provider} is unreachable (${upstreamErrorCode(err)})`, 'server_error', 'upstream_unreachable');
     fail(ctx, e);
   }
 
@@ -1035,11 +1083,53 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await Promise.race([drained, new Promise((r) => setTimeout(r, config.server.shutdownTimeoutMs).unref())]);
       server.closeAllConnections();
       deadlines.close();
-      httpAgent.destroy();
-      httpsAgent.destroy();
+      await upstreamAgent.destroy();
       await rateLimiter?.close();
     },
   };
+}
+
+/** The current attempt of a request's exchange with its provider: it can be called off. */
+export interface UpstreamAttempt {
+  /**
+   * Stops the exchange (closing its connection if the request is in flight); a no-op once the
+   * answer is complete. Called on a timeout and when the client leaves.
+   */
+  abort(reason: Error): void;
+}
+
+/** Where a provider's response body goes. */
+const enum Sink {
+  /** Read and dropped (a retry follows). */
+  Discard,
+  /** Written to the client as it arrives (passthrough, or an unmapped error). */
+  Client,
+  /** Written into the provider's stream mapper, whose OpenAI SSE goes to the client. */
+  Mapper,
+  /** Collected whole (up to `server.max-body-size` bytes) for mapping. */
+  Collect,
+}
+
+/** Response headers as undici parses them: lower-case names, repeated headers as arrays. */
+type UpstreamHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * `origin` and `path` of a provider URL for undici's dispatch, kept per URL object (an adapter may
+ * return the same one for every request; {@link UpstreamRequest.url} is not changed once returned).
+ */
+const dispatchTargets = new WeakMap<URL, { origin: string; path: string }>();
+function dispatchTarget(url: URL): { origin: string; path: string } {
+  let t = dispatchTargets.get(url);
+  if (t === undefined) {
+    t = { origin: url.origin, path: url.pathname + url.search };
+    dispatchTargets.set(url, t);
+  }
+  return t;
+}
+
+/** What an upstream error is logged and answered as: its code (`ECONNREFUSED`, `UND_ERR_SOCKET`) or else its message. */
+function upstreamErrorCode(err: Error): string {
+  return (err as { code?: string }).code ?? err.message;
 }
 
 /** Removes the gateway's prompt members before the body goes to a provider. */

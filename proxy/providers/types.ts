@@ -9,7 +9,11 @@ import type { ChatCompletionRequest, OpenAIErrorBody } from '../../shared/chat.t
 import type { ProviderConfig } from '../../shared/config.ts';
 import type { ProviderName } from '../../shared/providers.ts';
 
-/** What the proxy sends upstream. `url` is absolute; `headers` replace the client's entirely. */
+/**
+ * What the proxy sends upstream. `url` is absolute and not changed once returned (the proxy keeps
+ * per-URL state; an adapter may return the same URL object every time); `headers` replace the
+ * client's entirely.
+ */
 export interface UpstreamRequest {
   url: URL;
   method: 'POST' | 'GET';
