@@ -76,6 +76,8 @@ export interface RequestContext {
   phase: 'body' | 'upstream' | 'none';
   /** When the current wait times out (`performance.now()` ms; Infinity = no wait). Swept by {@link Deadlines}. */
   deadlineMs: number;
+  /** The context's slot in {@link Deadlines} (-1 when not tracked); written only by it. */
+  deadlineSlot: number;
   /** The router's run-time state (balancer, health, retries) on /router/<name>/…; null on /ai. */
   router: RouterRuntime | null;
   /** Providers tried so far (router retries go elsewhere when they can). */
@@ -239,6 +241,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       exchange: null,
       phase: 'none',
       deadlineMs: Infinity,
+      deadlineSlot: -1,
       router: null,
       tried: new Set(),
       attemptStartMs: 0,

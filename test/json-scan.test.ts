@@ -68,14 +68,14 @@ describe('scanJson', () => {
 describe('Deadlines', () => {
   test('a sweep hands over exactly the items whose deadline has passed', () => {
     const expired: string[] = [];
-    const d = new Deadlines<{ id: string; deadlineMs: number }>(60_000, (item) => {
+    const d = new Deadlines<{ id: string; deadlineMs: number; deadlineSlot: number }>(60_000, (item) => {
       expired.push(item.id);
       item.deadlineMs = Infinity;
     });
     try {
-      const a = { id: 'a', deadlineMs: 100 };
-      const b = { id: 'b', deadlineMs: 300 };
-      const c = { id: 'c', deadlineMs: Infinity };
+      const a = { id: 'a', deadlineMs: 100, deadlineSlot: -1 };
+      const b = { id: 'b', deadlineMs: 300, deadlineSlot: -1 };
+      const c = { id: 'c', deadlineMs: Infinity, deadlineSlot: -1 };
       d.track(a);
       d.track(b);
       d.track(c);
@@ -90,14 +90,44 @@ describe('Deadlines', () => {
     }
   });
 
+  test('untracking in any order, also from inside a sweep, keeps every other item tracked exactly once', () => {
+    type Item = { id: number; deadlineMs: number; deadlineSlot: number };
+    const seen: number[] = [];
+    // Expired items untrack themselves, as the gateway's requests do when they are answered.
+    const d = new Deadlines<Item>(60_000, (item) => {
+      seen.push(item.id);
+      d.untrack(item);
+    });
+    try {
+      const items: Item[] = Array.from({ length: 50 }, (_, id) => ({ id, deadlineMs: id % 3 === 0 ? 10 : 1_000, deadlineSlot: -1 }));
+      for (const it of items) d.track(it);
+      d.track(items[7]!); // tracking twice is a no-op
+      for (const id of [49, 0, 25, 26, 1]) d.untrack(items[id]!);
+      d.untrack(items[0]!); // and so is untracking twice
+      assert.equal(d.size, 45);
+      d.sweep(100);
+      const expected = items.filter((it) => it.id % 3 === 0 && ![0].includes(it.id)).map((it) => it.id);
+      assert.deepEqual([...seen].sort((x, y) => x - y), expected);
+      assert.equal(d.size, 45 - expected.length);
+      seen.length = 0;
+      d.sweep(10_000);
+      const rest = items.filter((it) => it.id % 3 !== 0 && ![49, 25, 26, 1].includes(it.id)).map((it) => it.id);
+      assert.deepEqual([...seen].sort((x, y) => x - y), rest);
+      assert.equal(d.size, 0);
+      for (const it of items) assert.equal(it.deadlineSlot, -1);
+    } finally {
+      d.close();
+    }
+  });
+
   test('the timer fires expired deadlines on its own', async () => {
-    const d = new Deadlines<{ deadlineMs: number }>(10, (item) => {
+    const d = new Deadlines<{ deadlineMs: number; deadlineSlot: number }>(10, (item) => {
       item.deadlineMs = Infinity;
       fired = true;
     });
     let fired = false;
     try {
-      d.track({ deadlineMs: performance.now() + 20 });
+      d.track({ deadlineMs: performance.now() + 20, deadlineSlot: -1 });
       const until = Date.now() + 2_000;
       while (!fired && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
       assert.equal(fired, true);
