@@ -166,6 +166,20 @@ describe('upstream faults', () => {
     });
   }
 
+  // A mapped (non-passthrough) answer is collected before anything goes to the client: losing the
+  // provider then is still an ordinary error response, never a client left waiting.
+  for (const [model, status, code] of [['anthropic/reset-mid-body', 502, 'upstream_disconnected'], ['anthropic/stall-mid-body', 504, 'upstream_timeout']] as const) {
+    test(`${model}: the provider fails halfway through a JSON answer → ${status} ${code}, recorded`, async () => {
+      const res = await chat(stack.gatewayUrl, { model, messages: [{ role: 'user', content: 'x' }], max_tokens: 16 });
+      assert.equal(res.status, status);
+      assert.equal(((await res.json()) as any).error.code, code);
+      const rec = await fetchRecord(stack, res.headers.get('svc-id')!);
+      assert.equal(rec.response_status, status);
+      assert.match(JSON.stringify(rec.llmSchema.response.error), /mid-response/);
+      assert.equal((await fetch(`${stack.gatewayUrl}/health`)).status, 200);
+    });
+  }
+
   test('the provider answers 500 or 429 → passed through with its body (and Retry-After), recorded', async () => {
     const r500 = await chat(stack.gatewayUrl, { model: 'openai/error-500', messages: [{ role: 'user', content: 'x' }] });
     assert.equal(r500.status, 500);

@@ -14,7 +14,8 @@
  *   - `endless-stream` → a stream that sends a chunk every 20 ms until the client goes away; the
  *     time its response closed is kept under the first message's content (a tag chosen by the test).
  * Anthropic: `POST …/messages` answers `anthropic/message.json` or the recorded stream (model
- * `reset-mid-stream`: its first events, then the socket is destroyed).
+ * `reset-mid-stream`: its first events, then the socket is destroyed; `reset-mid-body` and
+ * `stall-mid-body`: the first half of the JSON body, then the socket is destroyed, or nothing more).
  * `POST …/embeddings` answers `openai/embeddings.json`.
  * Bedrock: `POST /model/<id>/converse` answers `bedrock/converse.json` (tool-use fixture when the body
  * has `toolConfig`); `/converse-stream` the recorded binary event stream, byte for byte.
@@ -146,6 +147,12 @@ const server = http.createServer((req, res) => {
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
         for (const p of parts.slice(0, 4)) res.write(p);
         setTimeout(() => res.socket?.destroy(), 30);
+        return;
+      }
+      if (model === 'reset-mid-body' || model === 'stall-mid-body') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': F.anthropic.length });
+        res.write(F.anthropic.subarray(0, F.anthropic.length >> 1));
+        if (model === 'reset-mid-body') setTimeout(() => res.socket?.destroy(), 30);
         return;
       }
       const tools = Array.isArray(body.tools) && body.tools.length > 0;
