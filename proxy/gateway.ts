@@ -6,16 +6,16 @@
  * Each stage either passes the request's {@link RequestContext} on or throws a {@link GatewayError}
  * (answered in OpenAI's error shape). Only `forward` waits on the network (plus the Redis limiter
  * and a cold prompt-cache miss, both bounded by timeouts). `forward` sends the provider's request
- * with node:http over a keep-alive agent and streams the answer back as it arrives; `record` reads
- * what the stages and the stream left in the context and hands the record to the log queue after
- * the response ended. Timeouts (a stalled body, a silent provider) are deadlines swept by one timer
+ * with undici's dispatch over keep-alive pools and streams the answer back as it arrives; `record`
+ * reads what the stages and the stream left in the context and hands the record to the log queue
+ * after the response ended. Timeouts (a stalled body, a silent provider) are deadlines swept by one timer
  * ({@link Deadlines}), not a timer per request.
  */
 import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Transform, Writable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { ChatCompletionRequest } from '../shared/chat.ts';
 import type { GatewayConfig } from '../shared/config.ts';
@@ -37,6 +37,7 @@ import { applyTokenLimit, parseTokenLimitHandler, type TokenLimitResult } from '
 import { observeRequest, type Metrics } from './metrics.ts';
 import { Deadlines, sweepIntervalMs } from './deadlines.ts';
 import { scanJson, spliceModel } from './json-scan.ts';
+import { Agent } from './upstream-agent.ts';
 
 /** Everything one request carries through the stages. Times are `performance.now()` ms. */
 export interface RequestContext {
