@@ -251,6 +251,52 @@ describe('wss:// with a private CA (control-plane.ca-file)', () => {
     assert.ok(!everything.includes(callerKey), 'the caller key itself never travels either');
     assert.ok(upgrades.every((h) => h.authorization === `Bearer ${linkKey}`));
   });
+  test('a provider over https: its certificate is verified (NODE_EXTRA_CA_CERTS), answers and streams pass through; an unknown CA is a 502', async () => {
+    const fixtures = new URL('../../shared/fixtures/providers/openai/', import.meta.url);
+    const chatBody = readFileSync(new URL('chat-completion.json', fixtures));
+    const streamBody = readFileSync(new URL('chat-completion-stream.sse', fixtures));
+    const seen: Array<string | undefined> = [];
+    const provider = https.createServer({ key: readFileSync(path.join(dir, 'server.key')), cert: readFileSync(path.join(dir, 'server.pem')) }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push(req.headers.authorization);
+        const stream = (JSON.parse(Buffer.concat(chunks).toString()) as { stream?: boolean }).stream === true;
+        res.writeHead(200, { 'content-type': stream ? 'text/event-stream; charset=utf-8' : 'application/json' });
+        res.end(stream ? streamBody : chatBody);
+      });
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    const proxies: Started[] = [];
+    try {
+      const base = `https://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`;
+      const configFile = writeConfig({ svc: { features: 'none' }, providers: { openai: { 'base-url': base } } });
+      const start = (env: Record<string, string>) => startProcess('proxy/main.ts', { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', ...PROVIDER_ENV, ...env }, 'proxy.ready', ['--config', configFile]);
+      const trusting = await start({ NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.pem') });
+      proxies.push(trusting);
+      const client = new OpenAI({ baseURL: `http://127.0.0.1:${trusting.port}/ai`, apiKey: 'unused', maxRetries: 0 });
+      const completion = await client.chat.completions.create(CHAT);
+      assert.equal(completion.choices[0]!.message.content, (JSON.parse(chatBody.toString()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content);
+      let streamed = '';
+      for await (const chunk of await client.chat.completions.create({ ...CHAT, stream: true })) streamed += chunk.choices[0]?.delta?.content ?? '';
+      assert.ok(streamed.length > 0, 'the stream carried content');
+      assert.deepEqual(seen, [`Bearer ${PROVIDER_ENV.OPENAI_API_KEY}`, `Bearer ${PROVIDER_ENV.OPENAI_API_KEY}`]);
+
+      // Without the CA the TLS handshake fails: a 502 naming the cause, and nothing reached the provider.
+      const distrusting = await start({});
+      proxies.push(distrusting);
+      const res = await fetch(`http://127.0.0.1:${distrusting.port}/ai/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(CHAT) });
+      assert.equal(res.status, 502);
+      const err = ((await res.json()) as { error: { code: string; message: string } }).error;
+      assert.equal(err.code, 'upstream_unreachable');
+      assert.match(err.message, /CERT|certificate|SIGNATURE/i);
+      assert.equal(seen.length, 2);
+    } finally {
+      for (const p of proxies) await stopProcess(p);
+      provider.closeAllConnections();
+      await new Promise((r) => provider.close(r));
+    }
+  });
 });
 
 describe('control plane and running gateways (real admin processes)', () => {
