@@ -55,6 +55,8 @@ export interface RequestContext {
   rateLimitHeaders: Record<string, string> | null;
   /** The body bytes as received. */
   rawBody: Buffer | null;
+  /** The body as received, decoded, when it is exactly {@link clientBody} in JSON (logged as it is); else null. */
+  clientText: string | null;
   /** Byte span `[modelStart, modelEnd)` of the top-level `"model"` string in {@link rawBody} as JSON.parse reads it; -1 when unknown. */
   modelStart: number;
   modelEnd: number;
@@ -227,6 +229,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       keyHash: null,
       rateLimitHeaders: null,
       rawBody: null,
+      clientText: null,
       modelStart: -1,
       modelEnd: -1,
       bodyChunks: null,
@@ -468,9 +471,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
     const scan = scanJson(raw, MAX_JSON_DEPTH);
     if (scan.tooDeep) throw badRequest(`the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`, null, 'too_deep');
     ctx.rawBody = raw;
+    const text = raw.toString('utf8');
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(text);
     } catch (err) {
       throw badRequest(`malformed JSON body: ${(err as Error).message}`, null, 'invalid_json');
     }
@@ -483,6 +487,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     }
     const override = header(ctx.req, 'svc-model-override');
     if (override) b.model = override;
+    else if (observe) ctx.clientText = text;
     if (b.prompt_id === undefined) validateBody(ctx, b);
     else {
       if (typeof b.prompt_id !== 'string' || b.prompt_id.length === 0) throw badRequest('"prompt_id" must be a non-empty string', 'prompt_id', 'invalid_type');
@@ -1047,8 +1052,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       streamed: ctx.body?.stream === true,
       delayMs: endMs - ctx.startMs,
       timeToFirstTokenMs: ctx.firstByteMs !== null ? ctx.firstByteMs - ctx.startMs : null,
-      requestBody: ctx.clientBody,
-      responseBody: rec?.body ?? null,
+      // Bodies received as JSON are appended as their text, not serialized again (see serializeRecord).
+      requestBody: ctx.clientText !== null ? undefined : ctx.clientBody,
+      responseBody: rec?.json ? undefined : (rec?.body ?? null),
       bodyTruncated: rec?.truncated ?? false,
       usage: (rec?.usage as LogRecord['usage']) ?? null,
       error: ctx.error ?? rec?.error ?? (clientClosed ? 'client closed the connection' : null),
@@ -1069,7 +1075,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
       attempts: ctx.attempts,
       endpoint: ctx.endpoint,
     };
-    controlPlane.queue.push(record);
+    const raw: Array<[string, string]> = [];
+    if (ctx.clientText !== null) raw.push(['requestBody', ctx.clientText]);
+    if (rec?.json) raw.push(['responseBody', rec.json]);
+    controlPlane.queue.push(record, raw);
   }
 
   return {

@@ -12,6 +12,24 @@ interface Entry {
   bytes: number;
 }
 
+/**
+ * `JSON.stringify(record)` with `rawMembers` appended as members whose values are JSON texts used
+ * as they are: a body the proxy received as JSON is logged without being serialized a second time
+ * (for a 100 kB chat history that is the larger part of the record's cost). Each raw text must be
+ * one valid JSON value and its member absent from `record` (or `undefined` there).
+ * @returns the record's JSON text.
+ * @throws {TypeError} when `record` cannot be serialized (a cycle, a BigInt) or is not an object.
+ */
+export function serializeRecord(record: object, rawMembers: ReadonlyArray<readonly [name: string, json: string]>): string {
+  const json = JSON.stringify(record);
+  if (typeof json !== 'string' || json[0] !== '{') throw new TypeError('a log record must be a JSON object');
+  if (rawMembers.length === 0) return json;
+  let tail = '';
+  for (const [name, value] of rawMembers) tail += `,${JSON.stringify(name)}:${value}`;
+  // `{}` has no member for the first raw one to follow.
+  return json.length === 2 ? `{${tail.slice(1)}}` : `${json.slice(0, -1)}${tail}}`;
+}
+
 /** Bounds and batching of the queue. */
 export interface LogQueueOptions {
   maxRecords: number;
@@ -60,13 +78,14 @@ export class LogQueue {
   ) {}
 
   /**
-   * Queues a record (any JSON value); drops the oldest waiting records when a bound is reached. A
+   * Queues a record (a JSON object); drops the oldest waiting records when a bound is reached. A
    * record that cannot be serialized is dropped (and counted) rather than thrown to the caller.
+   * @param rawMembers members already serialized, appended as they are (see {@link serializeRecord}).
    */
-  push(record: unknown): void {
+  push(record: object, rawMembers: ReadonlyArray<readonly [name: string, json: string]> = []): void {
     let json: string;
     try {
-      json = JSON.stringify(record);
+      json = serializeRecord(record, rawMembers);
     } catch {
       this.stats.dropped++;
       this.stats.unserializable++;

@@ -17,6 +17,8 @@ export interface RecordedResponse {
   /** An error the provider sent (error body of a non-2xx, or an error event mid-stream). */
   error: string | null;
   truncated: boolean;
+  /** The body's JSON text as received, when `body` was parsed from it whole (a non-streamed JSON answer); else null. */
+  json: string | null;
 }
 
 /** Collects a response for the log. Feed it every chunk with {@link push}; call {@link finish} once. */
@@ -128,14 +130,16 @@ export class ResponseRecorder {
       this.parser.feed(this.decoder.decode());
       const body = this.assembled;
       if (body && this.usage) body.usage = this.usage;
-      return { body, usage: this.usage, error: this.streamError, truncated: this.truncated };
+      return { body, usage: this.usage, error: this.streamError, truncated: this.truncated, json: null };
     }
     const text = Buffer.concat(this.chunks, this.bytes).toString('utf8');
     this.chunks = [];
     let body: unknown = null;
+    let json: string | null = null;
     if (!this.truncated && text) {
       try {
         body = JSON.parse(text);
+        json = text;
       } catch {
         body = { raw: text };
       }
@@ -144,6 +148,6 @@ export class ResponseRecorder {
     }
     const usage = body && typeof body === 'object' && (body as Json).usage ? ((body as Json).usage as ChatUsage) : null;
     const error = status >= 400 ? (text || `status ${status}`).slice(0, 64 * 1024) : null;
-    return { body, usage, error, truncated: this.truncated };
+    return { body, usage, error, truncated: this.truncated, json };
   }
 }

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { LogQueue } from '../proxy/log-queue.ts';
+import fc from 'fast-check';
+import { LogQueue, serializeRecord } from '../proxy/log-queue.ts';
 import { ResponseRecorder } from '../proxy/response-recorder.ts';
 
 const fixture = (p: string) => readFileSync(new URL(`../../shared/fixtures/providers/${p}`, import.meta.url));
@@ -67,6 +68,41 @@ test('non-stream body parsed; error body kept on 4xx', () => {
   const err = new ResponseRecorder(false, 1 << 20);
   err.push(fixture('openai/error-429.json'));
   assert.match(err.finish(429).error ?? '', /rate_limit_exceeded/);
+});
+
+test('a record with raw JSON members reads back as the record with those values (property)', () => {
+  const member = fc.constantFrom('requestBody', 'responseBody', 'a"b', '');
+  fc.assert(
+    fc.property(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 5 }), fc.uniqueArray(fc.tuple(member, fc.jsonValue()), { selector: ([k]) => k, maxLength: 2 }), fc.boolean(), (record, raws, spaced) => {
+      const base: Record<string, unknown> = { ...record };
+      for (const [k] of raws) delete base[k];
+      // Raw texts as a client might send them: compact or spread over lines.
+      const rawMembers = raws.map(([k, v]) => [k, JSON.stringify(v, null, spaced ? 2 : undefined)] as const);
+      const expected: Record<string, unknown> = { ...base };
+      for (const [k, v] of raws) expected[k] = v;
+      assert.deepEqual(JSON.parse(serializeRecord(base, rawMembers)), JSON.parse(JSON.stringify(expected)));
+    }),
+    { numRuns: 500 },
+  );
+  assert.throws(() => serializeRecord([] as unknown as object, []), /JSON object/);
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  assert.throws(() => serializeRecord(cyclic, [['requestBody', '{}']]), TypeError);
+});
+
+test('the recorder hands over a JSON answer\'s text as received, and none for a stream', () => {
+  const text = '{ "id": "x", "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3} }';
+  const r = new ResponseRecorder(false, 1 << 20);
+  r.push(Buffer.from(text));
+  const out = r.finish(200);
+  assert.equal(out.json, text);
+  assert.deepEqual(out.usage, { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
+  const bad = new ResponseRecorder(false, 1 << 20);
+  bad.push(Buffer.from('not json'));
+  assert.equal(bad.finish(200).json, null);
+  const s = new ResponseRecorder(true, 1 << 20);
+  s.push(Buffer.from('data: {"id":"c","object":"chat.completion.chunk","choices":[]}\n\ndata: [DONE]\n\n'));
+  assert.equal(s.finish(200).json, null);
 });
 
 test('log queue: bounded by count (oldest dropped), batches re-queued on link loss, acked once', () => {
