@@ -7,12 +7,17 @@
  * proxies. Extra processes a test starts (a restarted admin, extra proxies) are stopped in `after`.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { TEST_DATABASE_URL } from './support/db.ts';
 import { defaultConfig, fetchRecord, startLinkedProxy, startProcess, startStack, stopProcess, uniq, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
 
 const UPSTREAM_TIMEOUT_MS = 1000;
+/** How long admin stays down under load (the issue's 30 s). */
+const ADMIN_OUTAGE_MS = 30_000;
 const PROVIDER_ENV = { OPENAI_API_KEY: 'sk-provider-openai-secret', GROQ_API_KEY: 'gsk-provider-groq-secret', ANTHROPIC_API_KEY: 'sk-ant-provider-secret' };
 
 const faultConfig = (stubUrl: string, extra: Record<string, unknown> = {}) => ({
@@ -225,7 +230,7 @@ describe('client aborts mid-stream', () => {
 });
 
 describe('admin down under load', () => {
-  test('admin down for 5 s (the spec says 30 s; shortened for CI): responses unaffected, queued records bounded, all delivered once admin is back, each stored once', async () => {
+  test(`admin down for ${ADMIN_OUTAGE_MS / 1000} s: responses unaffected, queued records bounded, all delivered once admin is back, each stored once`, async () => {
     admin = stack.admin;
     // A second proxy with a tiny queue shows the bound: the oldest are dropped and counted.
     const small = await startProxy({ 'log-queue': { 'flush-interval': '20ms', 'max-records': 20 } });
@@ -246,7 +251,7 @@ describe('admin down under load', () => {
       await res.arrayBuffer();
       smallIds.push(res.headers.get('svc-id')!);
     }
-    const ids = await load(stack.gatewayUrl, 4, () => Date.now() - outageStart > 5_000);
+    const ids = await load(stack.gatewayUrl, 4, () => Date.now() - outageStart > ADMIN_OUTAGE_MS);
     assert.ok(ids.length > 20, `only ${ids.length} requests during the outage`);
 
     const health = (await (await fetch(`${stack.gatewayUrl}/health`)).json()) as any;
@@ -301,6 +306,46 @@ describe('PostgreSQL connections terminated under load', () => {
     const [{ count }] = await stack.db.sql<{ count: number }[]>`select count(*)::int as count from request_log where id = any(${ids}::uuid[])`;
     assert.equal(count, ids.length);
     // Admin serves its REST API again.
+    await fetchRecord({ adminUrl: stack.adminUrl, apiKey: stack.apiKey }, ids.at(-1)!, 20_000);
+  });
+});
+
+/**
+ * The command that restarts the PostgreSQL server the tests use: `TEST_PG_RESTART` (run by a shell),
+ * or on Debian's packaging, as on this project's machines and CI, `pg_ctlcluster` on the newest
+ * cluster version. There is no fallback: without a way to restart the server the test fails.
+ */
+function pgRestartCommand(): string {
+  if (process.env.TEST_PG_RESTART) return process.env.TEST_PG_RESTART;
+  const versions = readdirSync('/etc/postgresql').sort((a, b) => Number(a) - Number(b));
+  return `pg_ctlcluster --skip-systemctl-redirect ${versions.at(-1)} main restart`;
+}
+
+describe('PostgreSQL restarted under load', () => {
+  test('admin reconnects once the server is back; records are acknowledged only after commit, so none is lost', async () => {
+    const startedAt = async () => (await stack.db.sql<{ t: Date }[]>`select pg_postmaster_start_time() as t`)[0]!.t.getTime();
+    const before = await startedAt();
+    const start = Date.now();
+    let restarted: Promise<void> | null = null;
+    let restartedAt = 0;
+    let restartError: unknown = null;
+    const ids = await load(stack.gatewayUrl, 4, () => {
+      // A second into the load, restart the server (its clients lose their connections, and new
+      // ones are refused until it is up); keep the load on for 4 s after the restart returned.
+      if (!restarted && Date.now() - start > 1_000) {
+        restarted = promisify(execFile)('sh', ['-c', pgRestartCommand()]).then(
+          () => void (restartedAt = Date.now()),
+          (err: unknown) => void (restartError = err),
+        );
+      }
+      return restartError !== null || (restartedAt > 0 && Date.now() - restartedAt > 4_000);
+    });
+    await restarted;
+    assert.equal(restartError, null, `restarting PostgreSQL failed (TEST_PG_RESTART can name the command): ${String(restartError)}`);
+    assert.ok((await startedAt()) > before, 'the PostgreSQL server was restarted');
+    await waitStored(ids, 60_000);
+    const [{ count }] = await stack.db.sql<{ count: number }[]>`select count(*)::int as count from request_log where id = any(${ids}::uuid[])`;
+    assert.equal(count, ids.length, 'every request made around the restart is stored, once');
     await fetchRecord({ adminUrl: stack.adminUrl, apiKey: stack.apiKey }, ids.at(-1)!, 20_000);
   });
 });
