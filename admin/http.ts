@@ -150,7 +150,7 @@ export async function readBody<T>(ctx: Context, schema: Struct<T, any>, limitByt
     checked = validate(value, schema, { coerce: true });
   } catch (err) {
     // superstruct itself throws on values it cannot describe (e.g. a member named toString that is not a function).
-    throw new HttpError(400, `invalid body: ${(err as Error).message}`);
+    throw new HttpError(400, `invalid body: a member holds an object with its own "toString" or "valueOf" member where a plain value is expected (${(err as Error).message})`);
   }
   const [error, result] = checked;
   if (error) throw new HttpError(400, `invalid body: ${describeStructError(error)}`);

@@ -193,7 +193,16 @@ export async function ingestRecords(sql: Sql, organizationId: string, records: u
   const errors: string[] = [];
   let rejected = 0;
   for (const raw of records) {
-    const [error, rec] = validate(raw, LogRecordSchema);
+    let checked: ReturnType<typeof validate<LogRecord, unknown>>;
+    try {
+      checked = validate(raw, LogRecordSchema);
+    } catch (err) {
+      // superstruct throws on values it cannot print (an object with a non-function `toString`).
+      rejected++;
+      if (errors.length < 5) errors.push(`(record): ${(err as Error).message}`);
+      continue;
+    }
+    const [error, rec] = checked;
     if (error) {
       rejected++;
       if (errors.length < 5) errors.push(`${error.path.join('.') || '(record)'}: ${error.message}`);

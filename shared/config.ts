@@ -394,7 +394,10 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
 
 /** Formats a superstruct error as `key.path: what is wrong`. */
 export function describeStructError(error: StructError): string {
-  const failure = error.failures()[0] ?? error;
+  // The error's own fields are its first failure. `failures()` would go on validating the rest of the
+  // value, lazily, outside the caller's try: superstruct's message printer throws on an object with
+  // a non-function `toString` member (`{"offset": {"toString": 0}}`, found by test/fuzz.test.ts).
+  const failure = error;
   const path = failure.path.length ? failure.path.join('.') : '(root)';
   if (failure.type === 'never') return `${path}: unknown key`;
   if (failure.value === undefined && failure.type !== 'never') return `${path}: required, ${failure.message}`;

@@ -65,6 +65,11 @@ export function parseMessage<T>(raw: string, schema: Struct<T, any>): T | Error 
   } catch (err) {
     return new Error(`malformed JSON: ${(err as Error).message}`);
   }
-  const [error, result] = validate(value, schema);
-  return error ? new Error(`invalid message: ${error.message}`) : result;
+  try {
+    const [error, result] = validate(value, schema);
+    return error ? new Error(`invalid message: ${error.message}`) : result;
+  } catch (err) {
+    // superstruct throws on values it cannot print (an object with a non-function `toString`).
+    return new Error(`invalid message: ${(err as Error).message}`);
+  }
 }
