@@ -235,7 +235,12 @@ describe('fuzz: filter trees on admin (POST /v1/request/query)', () => {
         else assert.equal(typeof json.error, 'string');
       }),
     );
-    assert.ok((seen.get(200) ?? 0) > 0, `some queries are valid: ${JSON.stringify([...seen])}`);
+    // Random bodies are mostly invalid somewhere (all 300 were 400 in about one run in 20): the valid
+    // path is checked with fixed queries rather than left to chance.
+    for (const body of [{ filter: 'all' }, { filter: { request: { user_id: { equals: 'user-1' } } }, limit: 5, offset: 0, sort: { created_at: 'desc' } }]) {
+      const res = await fetch(`${stack.adminUrl}/v1/request/query`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      assert.equal(res.status, 200, `${JSON.stringify(body)} after the run (random statuses: ${JSON.stringify([...seen])}): ${await res.text()}`);
+    }
     assert.equal((await fetch(`${stack.adminUrl}/health`)).status, 200);
   });
 });
