@@ -399,9 +399,12 @@ export function describeStructError(error: StructError): string {
   // a non-function `toString` member (`{"offset": {"toString": 0}}`, found by test/fuzz.test.ts).
   const failure = error;
   const path = failure.path.length ? failure.path.join('.') : '(root)';
+  // StructError prefixes its first failure's message with "At path: <path> -- ".
+  const prefix = `At path: ${failure.path.join('.')} -- `;
+  const message = failure.message.startsWith(prefix) ? failure.message.slice(prefix.length) : failure.message;
   if (failure.type === 'never') return `${path}: unknown key`;
-  if (failure.value === undefined && failure.type !== 'never') return `${path}: required, ${failure.message}`;
-  return `${path}: ${failure.message}`;
+  if (failure.value === undefined && failure.type !== 'never') return `${path}: required, ${message}`;
+  return `${path}: ${message}`;
 }
 
 /**
