@@ -5,9 +5,9 @@
  */
 import type { Context, Next } from 'koa';
 import getRawBody from 'raw-body';
-import { StructError, validate, type Struct } from 'superstruct';
+import type { Struct } from 'superstruct';
 import { bearerToken, hashApiKey } from '../shared/apikey.ts';
-import { describeStructError } from '../shared/config.ts';
+import { describeStructError, validateValue } from '../shared/validate.ts';
 import type { Sql } from './db.ts';
 import { findKey } from './keys.ts';
 
@@ -145,14 +145,7 @@ export async function readBody<T>(ctx: Context, schema: Struct<T, any>, limitByt
   } catch (err) {
     throw new HttpError(400, `malformed JSON body: ${(err as Error).message}`);
   }
-  let checked: [StructError | undefined, unknown];
-  try {
-    checked = validate(value, schema, { coerce: true });
-  } catch (err) {
-    // superstruct itself throws on values it cannot describe (e.g. a member named toString that is not a function).
-    throw new HttpError(400, `invalid body: a member holds an object with its own "toString" or "valueOf" member where a plain value is expected (${(err as Error).message})`);
-  }
-  const [error, result] = checked;
+  const [error, result] = validateValue(value, schema, { coerce: true });
   if (error) throw new HttpError(400, `invalid body: ${describeStructError(error)}`);
   return result as T;
 }

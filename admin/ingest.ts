@@ -5,11 +5,11 @@
  * price table; when the provider sent no usage, tokens are estimated with js-tiktoken here, off the
  * proxy's request path, and the row says so (`tokens_source = 'estimated'`).
  */
-import { validate } from 'superstruct';
 import type { ChatUsage } from '../shared/chat.ts';
 import { costUsd } from '../shared/models.ts';
 import { PROVIDERS, isProviderName } from '../shared/providers.ts';
 import { LogRecordSchema, type LogRecord } from '../shared/record.ts';
+import { validateValue } from '../shared/validate.ts';
 import { countTextTokens } from './tokens.ts';
 import type { Sql } from './db.ts';
 
@@ -193,16 +193,7 @@ export async function ingestRecords(sql: Sql, organizationId: string, records: u
   const errors: string[] = [];
   let rejected = 0;
   for (const raw of records) {
-    let checked: ReturnType<typeof validate<LogRecord, unknown>>;
-    try {
-      checked = validate(raw, LogRecordSchema);
-    } catch (err) {
-      // superstruct throws on values it cannot print (an object with a non-function `toString`).
-      rejected++;
-      if (errors.length < 5) errors.push(`(record): ${(err as Error).message}`);
-      continue;
-    }
-    const [error, rec] = checked;
+    const [error, rec] = validateValue(raw, LogRecordSchema);
     if (error) {
       rejected++;
       if (errors.length < 5) errors.push(`${error.path.join('.') || '(record)'}: ${error.message}`);

@@ -8,13 +8,13 @@
  * and a cold prompt-cache miss, both bounded by timeouts). `forward` sends the provider's request
  * with undici's dispatch over keep-alive pools and streams the answer back as it arrives; `record`
  * reads what the stages and the stream left in the context and hands the record to the log queue
- * after the response ended. Timeouts (a stalled body, a silent provider) are deadlines swept by one timer
- * ({@link Deadlines}), not a timer per request.
+ * after the response ended. Timeouts (a stalled body, a silent provider) are deadlines swept by
+ * one timer ({@link Deadlines}), not a timer per request.
  */
 import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Transform, Writable } from 'node:stream';
+import type { Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { ChatCompletionRequest } from '../shared/chat.ts';
@@ -951,7 +951,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (ctx.finished) return;
     ctx.phase = 'none';
     ctx.deadlineMs = Infinity;
-    if (!ctx.res.headersSent && retryIfAllowed(ctx, 0, null, (err as { code?: string }).code ?? err.message)) return;
+    if (!ctx.res.headersSent && retryIfAllowed(ctx, 0, null, upstreamErrorCode(err))) return;
     if (ctx.res.headersSent) return onMidStreamError(ctx);
     if (ctx.res.destroyed) return; // the client went away; finish() records it
     const latency = performance.now() - ctx.startMs;

@@ -20,10 +20,9 @@ import {
   record,
   string,
   refine,
-  StructError,
-  validate,
   type Infer,
 } from 'superstruct';
+import { describeStructError, validateValue } from './validate.ts';
 import { PROVIDER_NAMES, PROVIDERS, isProviderName, type ProviderName } from './providers.ts';
 
 /** Raised when the configuration is invalid; `message` names the key path and what is wrong. */
@@ -291,7 +290,7 @@ function toLoadBalance(raw: Infer<typeof LoadBalanceChatSchema>, path: string): 
  * @throws {ConfigError} naming the key path and the problem (unknown key, wrong type, unknown provider or strategy).
  */
 export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, source = 'gateway.yaml'): GatewayConfig {
-  const [error, raw] = validate(doc ?? {}, GatewayConfigSchema);
+  const [error, raw] = validateValue(doc ?? {}, GatewayConfigSchema);
   if (error) throw new ConfigError(`${source}: ${describeStructError(error)}`);
 
   const providers = {} as Record<ProviderName, ProviderConfig>;
@@ -390,21 +389,6 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
     tokenLimit: { preload: raw['token-limit']?.preload ?? false },
     logLevel: raw.logging?.level ?? env.LOG_LEVEL ?? 'info',
   };
-}
-
-/** Formats a superstruct error as `key.path: what is wrong`. */
-export function describeStructError(error: StructError): string {
-  // The error's own fields are its first failure. `failures()` would go on validating the rest of the
-  // value, lazily, outside the caller's try: superstruct's message printer throws on an object with
-  // a non-function `toString` member (`{"offset": {"toString": 0}}`, found by test/fuzz.test.ts).
-  const failure = error;
-  const path = failure.path.length ? failure.path.join('.') : '(root)';
-  // StructError prefixes its first failure's message with "At path: <path> -- ".
-  const prefix = `At path: ${failure.path.join('.')} -- `;
-  const message = failure.message.startsWith(prefix) ? failure.message.slice(prefix.length) : failure.message;
-  if (failure.type === 'never') return `${path}: unknown key`;
-  if (failure.value === undefined && failure.type !== 'never') return `${path}: required, ${message}`;
-  return `${path}: ${message}`;
 }
 
 /**

@@ -7,7 +7,8 @@
  *   `prompts.invalidate` when a prompt's versions or labels change.
  * proxy → admin: `records` (a batch of log records), `prompt.get`.
  */
-import { any, array, literal, nullable, number, object, optional, record, string, union, validate, type Infer, type Struct } from 'superstruct';
+import { any, array, literal, nullable, number, object, optional, record, string, union, type Infer, type Struct } from 'superstruct';
+import { validateValue } from './validate.ts';
 
 /** An authorized API key as the proxy holds it: hex SHA-256 of the key, its id and organization. */
 export const KeyEntrySchema = object({ hash: string(), keyId: string(), organizationId: string() });
@@ -65,11 +66,6 @@ export function parseMessage<T>(raw: string, schema: Struct<T, any>): T | Error 
   } catch (err) {
     return new Error(`malformed JSON: ${(err as Error).message}`);
   }
-  try {
-    const [error, result] = validate(value, schema);
-    return error ? new Error(`invalid message: ${error.message}`) : result;
-  } catch (err) {
-    // superstruct throws on values it cannot print (an object with a non-function `toString`).
-    return new Error(`invalid message: ${(err as Error).message}`);
-  }
+  const [error, result] = validateValue(value, schema);
+  return error ? new Error(`invalid message: ${error.message}`) : result;
 }

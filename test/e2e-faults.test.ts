@@ -94,6 +94,12 @@ async function storedIds(ids: string[]): Promise<Set<string>> {
   return new Set(rows.map((r) => r.id));
 }
 
+/** How many request_log rows hold one of `ids` (equal to `ids.length` when each is stored once). */
+async function storedRows(ids: string[]): Promise<number> {
+  const [{ count }] = await stack.db.sql<{ count: number }[]>`select count(*)::int as count from request_log where id = any(${ids}::uuid[])`;
+  return count;
+}
+
 /** Waits until every id is stored; fails naming how many are missing. */
 async function waitStored(ids: string[], timeoutMs: number): Promise<void> {
   let missing = ids.length;
@@ -270,8 +276,7 @@ describe('admin down under load', () => {
     await waitStored(ids, 60_000);
     const stored = await storedIds(ids);
     assert.equal(stored.size, new Set(ids).size, 'every request sent during the outage is stored');
-    const [{ count }] = await stack.db.sql<{ count: number }[]>`select count(*)::int as count from request_log where id = any(${ids}::uuid[])`;
-    assert.equal(count, ids.length, 'each stored exactly once');
+    assert.equal(await storedRows(ids), ids.length, 'each stored exactly once');
 
     await waitStored(smallIds.slice(30), 60_000);
     assert.equal((await storedIds(smallIds.slice(0, 30))).size, 0, 'the 30 oldest were dropped');
@@ -303,8 +308,7 @@ describe('PostgreSQL connections terminated under load', () => {
     }
     assert.ok(terminated > 0, "backends were terminated");
     await waitStored(ids, 60_000);
-    const [{ count }] = await stack.db.sql<{ count: number }[]>`select count(*)::int as count from request_log where id = any(${ids}::uuid[])`;
-    assert.equal(count, ids.length);
+    assert.equal(await storedRows(ids), ids.length);
     // Admin serves its REST API again.
     await fetchRecord({ adminUrl: stack.adminUrl, apiKey: stack.apiKey }, ids.at(-1)!, 20_000);
   });
@@ -344,8 +348,7 @@ describe('PostgreSQL restarted under load', () => {
     assert.equal(restartError, null, `restarting PostgreSQL failed (TEST_PG_RESTART can name the command): ${String(restartError)}`);
     assert.ok((await startedAt()) > before, 'the PostgreSQL server was restarted');
     await waitStored(ids, 60_000);
-    const [{ count }] = await stack.db.sql<{ count: number }[]>`select count(*)::int as count from request_log where id = any(${ids}::uuid[])`;
-    assert.equal(count, ids.length, 'every request made around the restart is stored, once');
+    assert.equal(await storedRows(ids), ids.length, 'every request made around the restart is stored, once');
     await fetchRecord({ adminUrl: stack.adminUrl, apiKey: stack.apiKey }, ids.at(-1)!, 20_000);
   });
 });
