@@ -42,7 +42,7 @@ const COMMON: esbuild.BuildOptions = {
 
 /**
  * A single-module bench process. Its `import.meta.url` is replaced by its source file's URL, so
- * URL-relative reads (the stub's fixtures, `../../../shared/fixtures/providers/`) resolve as they
+ * URL-relative reads (the stub's fixtures, `../fixtures/providers/`) resolve as they
  * do under tsx, wherever the bundle lies. That is right only while the bundle holds that one module
  * of the repository, which the metafile check enforces.
  */
