@@ -1,7 +1,8 @@
 /**
  * Admin's Koa application: health, the error envelope, API-key authentication and the `/v1` routes,
- * assembled in one visible place. Each resource's routes live in `routes/<resource>.ts`; the API's
- * OpenAPI description is `openapi.ts` (a test holds it and the registered routes to each other).
+ * assembled in one visible place. Each resource lives in `resources/<resource>/` (its routes, body
+ * schemas and SQL); the API's OpenAPI description is `openapi.ts` (a test holds it and the registered
+ * routes to each other).
  */
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -9,24 +10,30 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../shared/config.ts';
 import type { Sql } from './db.ts';
 import { authenticate, errorEnvelope } from './http.ts';
+import type { KeyUsage } from './key-usage.ts';
 import { openApiRoutes } from './openapi.ts';
-import { apiKeyRoutes } from './routes/api-keys.ts';
-import { datasetRoutes } from './routes/datasets.ts';
-import { evalRoutes } from './routes/evals.ts';
-import { prompt2025Routes } from './routes/prompts-2025.ts';
-import { promptRoutes } from './routes/prompts.ts';
-import { requestRoutes } from './routes/requests.ts';
+import { apiKeyRoutes } from './resources/api-keys/routes.ts';
+import { datasetRoutes } from './resources/datasets/routes.ts';
+import { evalRoutes } from './resources/evals/routes.ts';
+import { prompt2025Routes } from './resources/prompts-2025/routes.ts';
+import { promptRoutes } from './resources/prompts/routes.ts';
+import { requestRoutes } from './resources/requests/routes.ts';
 
-/** What the app needs: the database, config, logger, and a health reporter for the control plane. */
+/**
+ * What the app needs: the database, config, logger, a health reporter for the control plane, and
+ * where REST key uses are marked for `last_used_at` (none: not recorded, as in tests of other things).
+ */
 export interface AppDeps {
   sql: Sql;
   config: GatewayConfig;
   logger: Logger;
   health: () => Record<string, unknown>;
+  keyUsage?: KeyUsage;
 }
 
 /**
- * The app's routers: `open` (no key: `/health`) and `v1` (every route behind {@link authenticate}).
+ * The app's routers: `open` (no key: `/health` and `/v1/openapi.json`, which describes the API and
+ * holds no data) and `v1` (every other route, behind {@link authenticate}).
  * Exposed so tests can enumerate the registered routes.
  */
 export function buildRouters(deps: AppDeps): { open: Router; v1: Router } {
@@ -34,17 +41,17 @@ export function buildRouters(deps: AppDeps): { open: Router; v1: Router } {
   open.get('/health', (ctx) => {
     ctx.body = { status: 'ok', ...deps.health() };
   });
+  openApiRoutes(open);
 
   const maxBody = deps.config.admin.maxBodyBytes;
   const v1 = new Router();
-  v1.use(authenticate(deps.sql));
+  v1.use(authenticate(deps.sql, deps.keyUsage));
   requestRoutes(v1, deps.sql, maxBody);
   apiKeyRoutes(v1, deps.sql, maxBody);
   evalRoutes(v1, deps.sql, maxBody);
   promptRoutes(v1, deps.sql, maxBody);
   prompt2025Routes(v1, deps.sql, maxBody);
   datasetRoutes(v1, deps.sql, maxBody);
-  openApiRoutes(v1);
   return { open, v1 };
 }
 

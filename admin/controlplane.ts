@@ -1,8 +1,9 @@
 /**
  * The control plane: a WebSocket endpoint (`/v1/control-plane`) that proxies keep open. A proxy
  * authenticates with an API key (`Authorization: Bearer`); admin then sends the organization's
- * authorized key hashes, pushes every key change, answers prompt lookups, and stores the log record
- * batches the proxy sends, acknowledging each batch only after its transaction committed.
+ * authorized key hashes, pushes every key change, answers prompt lookups, stores the log record
+ * batches the proxy sends, acknowledging each batch only after its transaction committed, and hands
+ * the proxy's reports of the keys it authenticated to admin/key-usage.ts (`last_used_at`).
  *
  * Key and prompt changes reach every admin process through PostgreSQL LISTEN/NOTIFY, so with several
  * admins on one database each pushes the change to the proxies connected to it.
@@ -24,8 +25,9 @@ import { bearerToken, hashApiKey } from '../shared/apikey.ts';
 import { parseMessage, ProxyMessageSchema, type AdminMessage, type ProxyMessage } from '../shared/controlplane.ts';
 import type { Sql } from './db.ts';
 import { ingestRecords } from './ingest.ts';
-import { findKey, keyEntries, KEYS_CHANNEL, type KeyChange } from './keys.ts';
+import type { KeyUsage } from './key-usage.ts';
 import { PROMPTS_CHANNEL, resolvePromptVersion } from './prompt-store.ts';
+import { findKey, keyEntries, KEYS_CHANNEL, type KeyChange } from './resources/api-keys/store.ts';
 
 /** Path of the control-plane WebSocket. */
 export const CONTROL_PLANE_PATH = '/v1/control-plane';
@@ -62,190 +64,122 @@ export interface ControlPlane {
 /**
  * Attaches the control plane to admin's HTTP server (upgrade requests on {@link CONTROL_PLANE_PATH}).
  * @param sql the database; LISTEN uses one dedicated connection of it.
+ * @param keyUsage where the link's own key and the keys in proxies' `keys.used` reports are marked
+ *   used (for `api_key.last_used_at`); absent, they are not recorded.
  */
-export async function startControlPlane(server: Server, sql: Sql, logger: Logger): Promise<ControlPlane> {
+export async function startControlPlane(server: Server, sql: Sql, logger: Logger, keyUsage?: Pick<KeyUsage, 'mark'>): Promise<ControlPlane> {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024 * 1024 });
-  const links = new Set<Link>();
-  const stats: ControlPlaneStats = { connections: 0, recordsStored: 0, recordsDuplicate: 0, recordsRejected: 0, batchesFailed: 0 };
+  const links = new Links(sql, logger, keyUsage);
+  // Subscribed before accepting proxies, so no link can miss a change made after its snapshot.
+  const listener = new ChangeListener(sql, logger, links);
+  await listener.subscribe();
+  listener.startWatchdog();
 
-  const send = (link: Link, msg: AdminMessage) => {
+  const onUpgrade = upgradeHandler(wss, links);
+  server.on('upgrade', onUpgrade);
+
+  const heartbeat = setInterval(() => links.heartbeat(), 15_000);
+  heartbeat.unref();
+
+  return {
+    stats: () => ({ ...links.stats }),
+    async close() {
+      listener.stop();
+      clearInterval(heartbeat);
+      server.off('upgrade', onUpgrade);
+      for (const link of links.all) link.ws.close(1001, 'admin shutting down');
+      wss.close();
+      await listener.unlisten();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Links: the connected proxies, what is pushed to them, and what they send
+// ---------------------------------------------------------------------------------------------
+
+/** The proxies connected to this admin process, and the counters of their traffic. */
+class Links {
+  readonly all = new Set<Link>();
+  readonly stats: ControlPlaneStats = { connections: 0, recordsStored: 0, recordsDuplicate: 0, recordsRejected: 0, batchesFailed: 0 };
+
+  constructor(
+    readonly sql: Sql,
+    readonly logger: Logger,
+    readonly keyUsage: Pick<KeyUsage, 'mark'> | undefined,
+  ) {}
+
+  /** Sends `msg` if the link is open; a closing link's proxy gets a fresh snapshot when it reconnects. */
+  send(link: Link, msg: AdminMessage): void {
     if (link.ws.readyState === link.ws.OPEN) link.ws.send(JSON.stringify(msg));
-  };
-  const broadcast = (organizationId: string, msg: AdminMessage) => {
-    for (const link of links) if (link.organizationId === organizationId) send(link, msg);
-  };
+  }
+
+  /** Sends `msg` to every link of the organization. */
+  broadcast(organizationId: string, msg: AdminMessage): void {
+    for (const link of this.all) if (link.organizationId === organizationId) this.send(link, msg);
+  }
 
   /** Sends a key change, or holds it back while the link's snapshot is being loaded. */
-  const pushKeys = (organizationId: string, msg: AdminMessage) => {
-    for (const link of links) {
+  pushKeys(organizationId: string, msg: AdminMessage): void {
+    for (const link of this.all) {
       if (link.organizationId !== organizationId) continue;
       if (link.pending) link.pending.push(msg);
-      else send(link, msg);
+      else this.send(link, msg);
     }
-  };
+  }
+
+  /** Closes every link: notifications may have been missed, so each proxy reconnects and resyncs. */
+  resyncAll(why: string): void {
+    if (this.all.size === 0) return;
+    this.logger.info({ links: this.all.size }, `${why}; asking every proxy to reconnect and resync`);
+    for (const link of this.all) link.ws.close(1012, 'resync');
+  }
+
+  /** Registers an authenticated proxy's socket, then sends it its organization's key snapshot. */
+  async open(ws: WebSocket, organizationId: string): Promise<void> {
+    const link: Link = { ws, organizationId, alive: true, pending: [] };
+    this.all.add(link);
+    this.stats.connections = this.all.size;
+    this.logger.info({ organizationId }, 'proxy connected to the control plane');
+    ws.on('pong', () => (link.alive = true));
+    ws.on('close', () => {
+      this.all.delete(link);
+      this.stats.connections = this.all.size;
+    });
+    ws.on('error', (err) => this.logger.warn({ err }, 'control-plane link error'));
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      const msg = parseMessage<ProxyMessage>(data.toString(), ProxyMessageSchema);
+      if (msg instanceof Error) {
+        this.logger.warn({ reason: msg.message }, 'dropped a malformed control-plane message');
+        return;
+      }
+      void handleMessage(this, link, msg);
+    });
+    await this.sync(link);
+  }
 
   /**
    * Loads the organization's keys and sends `keys.snapshot`, then the changes held back meanwhile.
    * On a database error the link is closed (the proxy keeps its cached keys and reconnects).
    */
-  const sync = async (link: Link): Promise<void> => {
+  private async sync(link: Link): Promise<void> {
     try {
-      const keys = await keyEntries(sql, link.organizationId);
-      send(link, { type: 'keys.snapshot', keys });
+      const keys = await keyEntries(this.sql, link.organizationId);
+      this.send(link, { type: 'keys.snapshot', keys });
       const held = link.pending ?? [];
       link.pending = null;
-      for (const msg of held) send(link, msg);
+      for (const msg of held) this.send(link, msg);
     } catch (err) {
       link.pending = null;
-      logger.error({ err }, 'could not load keys for a proxy; closing its link');
+      this.logger.error({ err }, 'could not load keys for a proxy; closing its link');
       link.ws.close(1011, 'database unavailable');
     }
-  };
-
-  const watchdogNonce = randomUUID();
-  let watchdogSeen = true;
-  const onKeyNotification = (payload: string) => {
-    let change: KeyChange | { op: 'ping'; nonce: string };
-    try {
-      change = JSON.parse(payload) as KeyChange | { op: 'ping'; nonce: string };
-    } catch {
-      return;
-    }
-    if (change.op === 'ping') {
-      if (change.nonce === watchdogNonce) watchdogSeen = true;
-    } else if (change.op === 'upsert') pushKeys(change.organizationId, { type: 'keys.upsert', keys: change.keys });
-    else if (change.op === 'revoke') pushKeys(change.organizationId, { type: 'keys.revoke', hashes: change.hashes });
-  };
-  /** Closes every link: notifications may have been missed, so each proxy reconnects and resyncs. */
-  const resyncAll = (why: string) => {
-    if (links.size === 0) return;
-    logger.info({ links: links.size }, `${why}; asking every proxy to reconnect and resync`);
-    for (const link of links) link.ws.close(1012, 'resync');
-  };
-  let listenedOnce = false;
-  /** Called by postgres.js on every (re)subscription: after the first, notifications may have been missed. */
-  const onKeysListen = () => {
-    if (listenedOnce) resyncAll('key notifications re-subscribed');
-    listenedOnce = true;
-  };
-  let keySub = await sql.listen(KEYS_CHANNEL, onKeyNotification, onKeysListen);
-  const onPromptNotification = (payload: string) => {
-    try {
-      const { organizationId, promptId } = JSON.parse(payload) as { organizationId: string; promptId: string };
-      broadcast(organizationId, { type: 'prompts.invalidate', promptId });
-    } catch {
-      /* malformed notification: ignore */
-    }
-  };
-  let promptSub = await sql.listen(PROMPTS_CHANNEL, onPromptNotification);
-
-  let closed = false;
-  let checking = false;
-  const checkListen = async () => {
-    if (checking || closed) return;
-    checking = true;
-    try {
-      watchdogSeen = false;
-      await sql.notify(KEYS_CHANNEL, JSON.stringify({ op: 'ping', nonce: watchdogNonce }));
-      const deadline = Date.now() + LISTEN_CHECK_TIMEOUT_MS;
-      while (!watchdogSeen && !closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      if (watchdogSeen || closed) return;
-      logger.warn('key notifications stopped arriving; re-subscribing');
-      await Promise.allSettled([keySub.unlisten(), promptSub.unlisten()]);
-      listenedOnce = false;
-      keySub = await sql.listen(KEYS_CHANNEL, onKeyNotification, onKeysListen);
-      promptSub = await sql.listen(PROMPTS_CHANNEL, onPromptNotification);
-      resyncAll('key notifications re-subscribed after a loss');
-    } catch (err) {
-      // The database is unreachable: NOTIFY itself failed, or re-subscribing did. Try again later.
-      watchdogSeen = true;
-      logger.warn({ err: (err as Error).message }, 'cannot check key notifications: database unavailable');
-    } finally {
-      checking = false;
-    }
-  };
-  const watchdog = setInterval(() => void checkListen(), LISTEN_CHECK_INTERVAL_MS);
-  watchdog.unref();
-
-  const reject = (socket: Duplex, status: number, message: string) => {
-    const body = JSON.stringify({ data: null, error: message });
-    socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Service Unavailable'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-  };
-
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = (req.url ?? '').split('?')[0];
-    if (path !== CONTROL_PLANE_PATH) {
-      socket.destroy();
-      return;
-    }
-    const key = bearerToken(req.headers.authorization);
-    if (!key) return reject(socket, 401, 'missing Authorization: Bearer <API key>');
-    findKey(sql, hashApiKey(key)).then(
-      (found) => {
-        if (!found) return reject(socket, 401, 'invalid API key');
-        wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, found.organizationId));
-      },
-      (err) => {
-        logger.warn({ err }, 'control-plane authentication failed: database unavailable');
-        reject(socket, 503, 'database unavailable');
-      },
-    );
-  };
-  server.on('upgrade', onUpgrade);
-
-  async function onConnection(ws: WebSocket, organizationId: string): Promise<void> {
-    const link: Link = { ws, organizationId, alive: true, pending: [] };
-    links.add(link);
-    stats.connections = links.size;
-    logger.info({ organizationId }, 'proxy connected to the control plane');
-    ws.on('pong', () => (link.alive = true));
-    ws.on('close', () => {
-      links.delete(link);
-      stats.connections = links.size;
-    });
-    ws.on('error', (err) => logger.warn({ err }, 'control-plane link error'));
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) return;
-      const msg = parseMessage<ProxyMessage>(data.toString(), ProxyMessageSchema);
-      if (msg instanceof Error) {
-        logger.warn({ reason: msg.message }, 'dropped a malformed control-plane message');
-        return;
-      }
-      void handle(link, msg);
-    });
-    await sync(link);
   }
 
-  async function handle(link: Link, msg: ProxyMessage): Promise<void> {
-    if (msg.type === 'records') {
-      try {
-        const result = await ingestRecords(sql, link.organizationId, msg.records);
-        stats.recordsStored += result.stored;
-        stats.recordsDuplicate += result.duplicates;
-        stats.recordsRejected += result.rejected;
-        if (result.rejected > 0) logger.warn({ rejected: result.rejected, errors: result.errors }, 'rejected invalid log records');
-        send(link, { type: 'records.ack', batchId: msg.batchId, stored: result.stored });
-      } catch (err) {
-        stats.batchesFailed++;
-        logger.error({ err }, 'storing a batch of log records failed; the proxy will retry');
-        send(link, { type: 'records.nack', batchId: msg.batchId, error: 'storage failed' });
-      }
-      return;
-    }
-    if (msg.type === 'prompt.get') {
-      try {
-        const version = await resolvePromptVersion(sql, link.organizationId, msg.promptId, msg.versionId ?? null, msg.environment ?? null);
-        if ('error' in version) send(link, { type: 'prompt.result', reqId: msg.reqId, status: 404, error: version.error });
-        else send(link, { type: 'prompt.result', reqId: msg.reqId, status: 200, version });
-      } catch (err) {
-        logger.error({ err }, 'prompt lookup failed');
-        send(link, { type: 'prompt.result', reqId: msg.reqId, status: 503, error: 'prompt store unavailable' });
-      }
-    }
-  }
-
-  const heartbeat = setInterval(() => {
-    for (const link of links) {
+  /** One heartbeat round: drops links that did not answer the previous ping, pings the others. */
+  heartbeat(): void {
+    for (const link of this.all) {
       if (!link.alive) {
         link.ws.terminate();
         continue;
@@ -253,19 +187,191 @@ export async function startControlPlane(server: Server, sql: Sql, logger: Logger
       link.alive = false;
       link.ws.ping();
     }
-  }, 15_000);
-  heartbeat.unref();
+  }
+}
 
-  return {
-    stats: () => ({ ...stats }),
-    async close() {
-      closed = true;
-      clearInterval(heartbeat);
-      clearInterval(watchdog);
-      server.off('upgrade', onUpgrade);
-      for (const link of links) link.ws.close(1001, 'admin shutting down');
-      wss.close();
-      await Promise.allSettled([keySub.unlisten(), promptSub.unlisten()]);
-    },
+/** Answers one message of a proxy. */
+async function handleMessage(links: Links, link: Link, msg: ProxyMessage): Promise<void> {
+  if (msg.type === 'keys.used') {
+    // Scoped to the link's organization: a proxy can only mark its own organization's keys.
+    links.keyUsage?.mark(link.organizationId, msg.keyIds);
+    return;
+  }
+  if (msg.type === 'records') return storeRecords(links, link, msg);
+  if (msg.type === 'prompt.get') return lookUpPrompt(links, link, msg);
+}
+
+/** Stores a batch of log records; acknowledged only once committed, so a nack makes the proxy retry it. */
+async function storeRecords(links: Links, link: Link, msg: Extract<ProxyMessage, { type: 'records' }>): Promise<void> {
+  const { stats, logger } = links;
+  try {
+    const result = await ingestRecords(links.sql, link.organizationId, msg.records);
+    stats.recordsStored += result.stored;
+    stats.recordsDuplicate += result.duplicates;
+    stats.recordsRejected += result.rejected;
+    if (result.rejected > 0) logger.warn({ rejected: result.rejected, errors: result.errors }, 'rejected invalid log records');
+    links.send(link, { type: 'records.ack', batchId: msg.batchId, stored: result.stored });
+  } catch (err) {
+    stats.batchesFailed++;
+    logger.error({ err }, 'storing a batch of log records failed; the proxy will retry');
+    links.send(link, { type: 'records.nack', batchId: msg.batchId, error: 'storage failed' });
+  }
+}
+
+/** Answers a managed-prompt lookup: 200 with the version, 404, or 503 when the store is unreachable. */
+async function lookUpPrompt(links: Links, link: Link, msg: Extract<ProxyMessage, { type: 'prompt.get' }>): Promise<void> {
+  try {
+    const version = await resolvePromptVersion(links.sql, link.organizationId, msg.promptId, msg.versionId ?? null, msg.environment ?? null);
+    if ('error' in version) links.send(link, { type: 'prompt.result', reqId: msg.reqId, status: 404, error: version.error });
+    else links.send(link, { type: 'prompt.result', reqId: msg.reqId, status: 200, version });
+  } catch (err) {
+    links.logger.error({ err }, 'prompt lookup failed');
+    links.send(link, { type: 'prompt.result', reqId: msg.reqId, status: 503, error: 'prompt store unavailable' });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upgrade: authenticating a proxy's link
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The server's `upgrade` listener: accepts a WebSocket on {@link CONTROL_PLANE_PATH} whose bearer
+ * key is a valid API key, as a link of that key's organization.
+ */
+function upgradeHandler(wss: WebSocketServer, links: Links): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  return (req, socket, head) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== CONTROL_PLANE_PATH) {
+      socket.destroy();
+      return;
+    }
+    const key = bearerToken(req.headers.authorization);
+    if (!key) return rejectUpgrade(socket, 401, 'missing Authorization: Bearer <API key>');
+    findKey(links.sql, hashApiKey(key)).then(
+      (found) => {
+        if (!found) return rejectUpgrade(socket, 401, 'invalid API key');
+        links.keyUsage?.mark(found.organizationId, [found.keyId]);
+        wss.handleUpgrade(req, socket, head, (ws) => links.open(ws, found.organizationId));
+      },
+      (err) => {
+        links.logger.warn({ err }, 'control-plane authentication failed: database unavailable');
+        rejectUpgrade(socket, 503, 'database unavailable');
+      },
+    );
   };
+}
+
+/** Answers a refused upgrade with a plain HTTP response in the REST API's error shape. */
+function rejectUpgrade(socket: Duplex, status: number, message: string): void {
+  const body = JSON.stringify({ data: null, error: message });
+  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Service Unavailable'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Change notifications: LISTEN, and the watchdog that re-subscribes
+// ---------------------------------------------------------------------------------------------
+
+type Subscription = Awaited<ReturnType<Sql['listen']>>;
+type KeyNotification = KeyChange | { op: 'ping'; nonce: string };
+
+/**
+ * The LISTEN subscriptions that turn key and prompt changes into pushes to the links, and the
+ * watchdog that notices when they stopped delivering (see module doc).
+ */
+class ChangeListener {
+  /** Tells this process's own watchdog pings apart from other admins'. */
+  private readonly nonce = randomUUID();
+  private seen = true;
+  /** After the first (re)subscription, a further one means notifications may have been missed. */
+  private listenedOnce = false;
+  private checking = false;
+  private closed = false;
+  private keySub!: Subscription;
+  private promptSub!: Subscription;
+  private watchdog: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly logger: Logger,
+    private readonly links: Links,
+  ) {}
+
+  /** Subscribes to both channels (keys first). */
+  async subscribe(): Promise<void> {
+    this.keySub = await this.sql.listen(KEYS_CHANNEL, this.onKeyNotification, this.onKeysListen);
+    this.promptSub = await this.sql.listen(PROMPTS_CHANNEL, this.onPromptNotification);
+  }
+
+  /** Checks the subscription every {@link LISTEN_CHECK_INTERVAL_MS}. */
+  startWatchdog(): void {
+    this.watchdog = setInterval(() => void this.checkListen(), LISTEN_CHECK_INTERVAL_MS);
+    this.watchdog.unref();
+  }
+
+  /** Stops the watchdog, including a check under way. */
+  stop(): void {
+    this.closed = true;
+    clearInterval(this.watchdog);
+  }
+
+  /** Ends both subscriptions; failures are ignored (the connection may already be gone). */
+  async unlisten(): Promise<void> {
+    await Promise.allSettled([this.keySub.unlisten(), this.promptSub.unlisten()]);
+  }
+
+  private readonly onKeyNotification = (payload: string): void => {
+    let change: KeyNotification;
+    try {
+      change = JSON.parse(payload) as KeyNotification;
+    } catch {
+      return;
+    }
+    if (change.op === 'ping') {
+      if (change.nonce === this.nonce) this.seen = true;
+    } else if (change.op === 'upsert') this.links.pushKeys(change.organizationId, { type: 'keys.upsert', keys: change.keys });
+    else if (change.op === 'revoke') this.links.pushKeys(change.organizationId, { type: 'keys.revoke', hashes: change.hashes });
+  };
+
+  /** Called by postgres.js on every (re)subscription. */
+  private readonly onKeysListen = (): void => {
+    if (this.listenedOnce) this.links.resyncAll('key notifications re-subscribed');
+    this.listenedOnce = true;
+  };
+
+  private readonly onPromptNotification = (payload: string): void => {
+    try {
+      const { organizationId, promptId } = JSON.parse(payload) as { organizationId: string; promptId: string };
+      this.links.broadcast(organizationId, { type: 'prompts.invalidate', promptId });
+    } catch {
+      /* malformed notification: ignore */
+    }
+  };
+
+  /**
+   * NOTIFYs a ping to itself and waits for it; when it does not come back in time, re-subscribes
+   * (postgres.js may have given up re-listening) and has every proxy resync.
+   */
+  private async checkListen(): Promise<void> {
+    if (this.checking || this.closed) return;
+    this.checking = true;
+    try {
+      this.seen = false;
+      await this.sql.notify(KEYS_CHANNEL, JSON.stringify({ op: 'ping', nonce: this.nonce }));
+      const deadline = Date.now() + LISTEN_CHECK_TIMEOUT_MS;
+      while (!this.seen && !this.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      if (this.seen || this.closed) return;
+      this.logger.warn('key notifications stopped arriving; re-subscribing');
+      await this.unlisten();
+      // The resync below covers the loss; the new subscription's first callback must not add one.
+      this.listenedOnce = false;
+      await this.subscribe();
+      this.links.resyncAll('key notifications re-subscribed after a loss');
+    } catch (err) {
+      // The database is unreachable: NOTIFY itself failed, or re-subscribing did. Try again later.
+      this.seen = true;
+      this.logger.warn({ err: (err as Error).message }, 'cannot check key notifications: database unavailable');
+    } finally {
+      this.checking = false;
+    }
+  }
 }

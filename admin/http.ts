@@ -1,15 +1,13 @@
 /**
  * Admin's HTTP plumbing: the `{data, error}` envelope, the error middleware that turns every
- * failure into a status and an envelope (never a 500 for a caller's mistake), API-key
- * authentication, and JSON body parsing with a size limit and superstruct validation.
+ * failure into a status and an envelope (never a 500 for a caller's mistake), and API-key
+ * authentication. Reading and validating what the caller sends is admin/validation.ts.
  */
 import type { Context, Next } from 'koa';
-import getRawBody from 'raw-body';
-import type { Struct } from 'superstruct';
 import { bearerToken, hashApiKey } from '../shared/apikey.ts';
-import { describeStructError, validateValue } from '../shared/validate.ts';
 import type { Sql } from './db.ts';
-import { findKey } from './keys.ts';
+import type { KeyUsage } from './key-usage.ts';
+import { findKey } from './resources/api-keys/store.ts';
 
 /** An error with an HTTP status for the caller (4xx) or the service (5xx). */
 export class HttpError extends Error {
@@ -90,15 +88,17 @@ export function errorEnvelope(logger: { error(obj: object, msg?: string): void }
 }
 
 /**
- * Koa middleware: `Authorization: Bearer <API key>` → `ctx.state.auth` ({@link AuthState}).
+ * Koa middleware: `Authorization: Bearer <API key>` → `ctx.state.auth` ({@link AuthState}); the key
+ * is marked used in `keyUsage` (written later, off the response path).
  * @throws {HttpError} 401 when the header is missing or malformed, or the key is unknown or revoked.
  */
-export function authenticate(sql: Sql) {
+export function authenticate(sql: Sql, keyUsage?: Pick<KeyUsage, 'mark'>) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const key = bearerToken(ctx.get('authorization') || undefined);
     if (!key) throw new HttpError(401, 'missing or malformed Authorization header; expected "Bearer <API key>"');
     const found = await findKey(sql, hashApiKey(key));
     if (!found) throw new HttpError(401, 'invalid API key');
+    keyUsage?.mark(found.organizationId, [found.keyId]);
     ctx.state.auth = found satisfies AuthState;
     await next();
   };
@@ -107,45 +107,4 @@ export function authenticate(sql: Sql) {
 /** The authenticated caller of a request (after {@link authenticate}). */
 export function auth(ctx: Context): AuthState {
   return ctx.state.auth as AuthState;
-}
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * Reads a path parameter that must be a UUID.
- * @throws {HttpError} 404 when it is not a UUID (an id that cannot exist is an unknown id).
- */
-export function uuidParam(ctx: Context, name: string, what = 'resource'): string {
-  const value = (ctx.params as Record<string, string>)[name] ?? '';
-  if (!UUID_RE.test(value)) throw new HttpError(404, `${what} ${JSON.stringify(value)} not found`);
-  return value.toLowerCase();
-}
-
-/** True when `value` is a UUID string. */
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID_RE.test(value);
-}
-
-/**
- * Reads the JSON body (at most `limitBytes`) and validates it against `schema`.
- * @throws {HttpError} 413 when too large, 400 when not JSON or invalid (naming the field path).
- */
-export async function readBody<T>(ctx: Context, schema: Struct<T, any>, limitBytes: number): Promise<T> {
-  let text: string;
-  try {
-    text = await getRawBody(ctx.req, { limit: limitBytes, encoding: 'utf8' });
-  } catch (err) {
-    const e = err as { type?: string; status?: number };
-    if (e.type === 'entity.too.large' || e.status === 413) throw new HttpError(413, `request body exceeds ${limitBytes} bytes`);
-    throw new HttpError(400, `could not read the request body: ${(err as Error).message}`);
-  }
-  let value: unknown;
-  try {
-    value = text.length === 0 ? {} : JSON.parse(text);
-  } catch (err) {
-    throw new HttpError(400, `malformed JSON body: ${(err as Error).message}`);
-  }
-  const [error, result] = validateValue(value, schema, { coerce: true });
-  if (error) throw new HttpError(400, `invalid body: ${describeStructError(error)}`);
-  return result as T;
 }

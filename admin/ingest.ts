@@ -1,17 +1,20 @@
 /**
  * Log ingestion: validated {@link LogRecord}s from proxies become `request_log` rows in one
  * multi-row insert per batch. The request id is the primary key and conflicts are ignored, so a
- * batch a proxy re-sends (after a lost ack) never stores a record twice. Costs (USD) come from the
- * price table; when the provider sent no usage, tokens are estimated with js-tiktoken here, off the
- * proxy's request path, and the row says so (`tokens_source = 'estimated'`).
+ * batch a proxy re-sends (after a lost ack) never stores a record twice. Usage is read in the
+ * record's dialect (admin/usage.ts: chat completions, Anthropic Messages, Responses). Costs (USD)
+ * come from the model table (with the operator's `models:` overrides), Anthropic's 5-minute and
+ * 1-hour cache writes priced apart; a cost that cannot be computed is null with `cost_note` saying
+ * why. When the provider sent no usage, tokens are estimated with js-tiktoken here, off the proxy's
+ * request path, and the row says so (`tokens_source = 'estimated'`).
  */
-import type { ChatUsage } from '../shared/chat.ts';
-import { costUsd } from '../shared/models.ts';
+import { costOf } from '../shared/models.ts';
 import { PROVIDERS, isProviderName } from '../shared/providers.ts';
 import { LogRecordSchema, type LogRecord } from '../shared/record.ts';
 import { validateValue } from '../shared/validate.ts';
 import { countTextTokens } from './tokens.ts';
 import type { Sql } from './db.ts';
+import { readUsage, type RecordUsage } from './usage.ts';
 
 type Json = Record<string, unknown>;
 
@@ -37,7 +40,15 @@ export function promptText(body: unknown): string | null {
   return null;
 }
 
-/** Estimated usage when the provider sent none: message texts in, response texts out (tokens). */
+/** The text of a Messages `system` (a string, or text blocks) or null. */
+function systemText(system: unknown): string {
+  return typeof system === 'string' || Array.isArray(system) ? textOf(system) : '';
+}
+
+/**
+ * Estimated usage when the provider sent none: message texts in (a Messages `system` too), response
+ * texts out (chat `choices`, Messages `content` text and `tool_use` input), in tokens.
+ */
 function estimateUsage(record: LogRecord): { prompt: number; completion: number } | null {
   const req = record.requestBody as Json | null;
   if (!req || typeof req !== 'object') return null;
@@ -46,6 +57,8 @@ function estimateUsage(record: LogRecord): { prompt: number; completion: number 
     // OpenAI's chat format: 3 tokens per message, 1 per name, 3 priming the reply.
     for (const m of req.messages as Json[]) prompt += 3 + countTextTokens(textOf(m?.content)) + (m?.name ? 1 : 0);
     prompt += 3;
+    const system = systemText(req.system);
+    if (system) prompt += 3 + countTextTokens(system);
   } else if (typeof req.input === 'string' || Array.isArray(req.input)) {
     prompt = countTextTokens(Array.isArray(req.input) ? req.input.join('\n') : (req.input as string));
   } else {
@@ -59,6 +72,9 @@ function estimateUsage(record: LogRecord): { prompt: number; completion: number 
       completion += countTextTokens(textOf(msg.content));
       if (Array.isArray(msg.tool_calls)) for (const tc of msg.tool_calls as Json[]) completion += countTextTokens(JSON.stringify(tc.function ?? ''));
     }
+  } else if (res && Array.isArray(res.content)) {
+    completion += countTextTokens(textOf(res.content));
+    for (const b of res.content as Json[]) if (b?.type === 'tool_use') completion += countTextTokens(JSON.stringify(b.input ?? ''));
   }
   return { prompt, completion };
 }
@@ -87,37 +103,87 @@ function textSafe<T extends string | null | undefined>(value: T): T {
   return (typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '\ufffd') : value) as T;
 }
 
+/**
+ * The model as the record shows and filters match it: without the `<provider>/` prefix the client
+ * wrote on `/ai` and `/v1` (and may write on a router), since the provider is a field of its own.
+ * Only a known provider's name is a prefix, as for the proxy: `meta-llama/Llama-3` stays whole, and
+ * `openrouter/openai/gpt-4o` loses only `openrouter/`. Migration 00003 did the same to older rows.
+ * @returns the model without the prefix (null for null); never throws.
+ */
+export function modelWithoutProvider(model: string | null): string | null {
+  if (model === null) return null;
+  const slash = model.indexOf('/');
+  return slash > 0 && isProviderName(model.slice(0, slash)) ? model.slice(slash + 1) : model;
+}
+
+/**
+ * The stored provider of a request the gateway answered before choosing a provider: the REST
+ * shape's `Provider` value for the gateway itself (shown as is, since it is no config name).
+ */
+const GATEWAY_PROVIDER = 'SVC';
+
+/** `cost_note` values: why a row's cost is null although it has token counts. */
+export const COST_NOTES = {
+  'unknown-model': 'unknown model: not in the model table, so no price',
+  'no-price': 'unknown model price: the model table has no price for this model',
+  inconsistent: 'usage inconsistent: cached tokens exceed the prompt tokens',
+  incomplete: 'usage incomplete: the provider reported no prompt token count',
+} as const;
+
+/** Token counts and their source: the provider's usage, or an estimate when it sent none on a 2xx. */
+function tokenCounts(r: LogRecord): { usage: RecordUsage | null; prompt: number | null; completion: number | null; source: string | null } {
+  const usage = readUsage(r);
+  if (usage) return { usage, prompt: usage.promptTokens, completion: usage.completionTokens, source: 'provider' };
+  if (r.status >= 200 && r.status < 300) {
+    const est = estimateUsage(r);
+    if (est) return { usage: null, prompt: est.prompt, completion: r.endpoint === 'embeddings' ? 0 : est.completion, source: 'estimated' };
+  }
+  return { usage: null, prompt: null, completion: null, source: null };
+}
+
+/**
+ * The cost of a row in USD and, when it is null although the prompt was counted, why
+ * ({@link COST_NOTES}). Never throws: usage whose cached counts exceed the prompt is noted, not rejected.
+ */
+function rowCost(provider: string, model: string | null, t: ReturnType<typeof tokenCounts>): { usd: number | null; note: string | null } {
+  if (t.prompt === null) return { usd: null, note: t.source === 'provider' ? COST_NOTES.incomplete : null };
+  if (!model) return { usd: null, note: null };
+  try {
+    const cost = costOf(provider, model, {
+      promptTokens: t.prompt,
+      completionTokens: t.completion ?? 0,
+      cachedReadTokens: t.usage?.cacheReadTokens ?? 0,
+      cacheWriteTokens: t.usage?.cacheWriteTokens ?? 0,
+      cacheWrite1hTokens: t.usage?.cacheWrite1hTokens ?? 0,
+    });
+    return { usd: cost.usd, note: cost.missing ? COST_NOTES[cost.missing] : null };
+  } catch (err) {
+    if (err instanceof RangeError) return { usd: null, note: COST_NOTES.inconsistent };
+    throw err;
+  }
+}
+
+/** The session id as stored: at most 256 characters, an empty one as none. */
+function sessionOf(r: LogRecord): string | null {
+  const id = r.sessionId?.trim();
+  return id ? id.slice(0, 256) : null;
+}
+
 /** Turns one record into a `request_log` row (column → value). */
 export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
-  const usage = r.usage as ChatUsage | null;
-  let promptTokens: number | null = usage?.prompt_tokens ?? null;
-  let completionTokens: number | null = usage?.completion_tokens ?? null;
-  let source: string | null = usage ? 'provider' : null;
-  if (!usage && r.status >= 200 && r.status < 300) {
-    const est = estimateUsage(r);
-    if (est) {
-      promptTokens = est.prompt;
-      completionTokens = r.endpoint === 'embeddings' ? 0 : est.completion;
-      source = 'estimated';
-    }
-  }
-  const cachedRead = usage?.prompt_tokens_details?.cached_tokens ?? null;
-  const cacheWrite = usage?.prompt_tokens_details?.cache_write_tokens ?? null;
-  const total = usage?.total_tokens ?? (promptTokens !== null ? promptTokens + (completionTokens ?? 0) : null);
+  const t = tokenCounts(r);
+  const usage = t.usage;
+  const total = usage?.totalTokens ?? (t.prompt !== null ? t.prompt + (t.completion ?? 0) : null);
   const res = r.responseBody as Json | null;
   const responseModel = res && typeof res.model === 'string' ? res.model : null;
   const model = r.modelSent ?? responseModel;
-  const cost =
-    model && promptTokens !== null
-      ? costUsd(r.provider, model, {
-          promptTokens,
-          completionTokens: completionTokens ?? 0,
-          cachedReadTokens: cachedRead ?? 0,
-          cacheWriteTokens: cacheWrite ?? 0,
-        })
-      : null;
+  const provider = r.provider ?? GATEWAY_PROVIDER;
+  const cost = rowCost(provider, model, t);
   const extra: Json = { attempts: r.attempts, endpoint: r.endpoint, clientClosed: r.clientClosed, bodyTruncated: r.bodyTruncated, modelSent: r.modelSent };
   if (r.tokenLimit) extra.tokenLimit = r.tokenLimit;
+  if (r.removedMembers && r.removedMembers.length > 0) extra.removedMembers = r.removedMembers.slice(0, 1000).map((m) => m.slice(0, 512));
+  if (r.wireFormat) extra.wireFormat = r.wireFormat.slice(0, 100);
+  if (usage?.cacheWrite1hTokens) extra.cacheWrite1hTokens = usage.cacheWrite1hTokens;
   return {
     id: r.requestId,
     organization_id: r.organizationId,
@@ -126,8 +192,8 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
     response_created_at: r.responseCreatedAt !== null ? new Date(r.responseCreatedAt) : null,
     path: textSafe(r.path),
     target_url: textSafe(r.targetUrl),
-    provider: textSafe(r.provider),
-    request_model: textSafe(r.requestModel),
+    provider: textSafe(provider),
+    request_model: textSafe(modelWithoutProvider(r.requestModel)),
     response_model: textSafe(responseModel ?? r.modelSent),
     model_override: textSafe(r.modelOverride),
     user_id: textSafe(r.userId),
@@ -136,16 +202,18 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
     streamed: r.streamed,
     delay_ms: r.delayMs,
     time_to_first_token: r.timeToFirstTokenMs,
-    prompt_tokens: promptTokens,
-    completion_tokens: completionTokens,
+    prompt_tokens: t.prompt,
+    completion_tokens: t.completion,
     total_tokens: total,
-    reasoning_tokens: usage?.completion_tokens_details?.reasoning_tokens ?? null,
-    prompt_cache_read_tokens: cachedRead,
-    prompt_cache_write_tokens: cacheWrite,
-    prompt_audio_tokens: usage?.prompt_tokens_details?.audio_tokens ?? null,
-    completion_audio_tokens: usage?.completion_tokens_details?.audio_tokens ?? null,
-    tokens_source: source,
-    cost_usd: cost,
+    reasoning_tokens: usage?.reasoningTokens ?? null,
+    prompt_cache_read_tokens: usage?.cacheReadTokens ?? null,
+    prompt_cache_write_tokens: usage?.cacheWriteTokens ?? null,
+    prompt_audio_tokens: usage?.promptAudioTokens ?? null,
+    completion_audio_tokens: usage?.completionAudioTokens ?? null,
+    tokens_source: t.source,
+    cost_usd: cost.usd,
+    cost_note: cost.note,
+    session_id: textSafe(sessionOf(r)),
     prompt_text: textSafe(promptText(r.requestBody)),
     prompt_id: textSafe(r.prompt?.promptId ?? null),
     prompt_version_id: textSafe(r.prompt?.versionId ?? null),
@@ -199,7 +267,7 @@ export async function ingestRecords(sql: Sql, organizationId: string, records: u
       if (errors.length < 5) errors.push(`${error.path.join('.') || '(record)'}: ${error.message}`);
       continue;
     }
-    if (rec.organizationId !== organizationId || !isProviderName(rec.provider)) {
+    if (rec.organizationId !== organizationId || (rec.provider !== null && !isProviderName(rec.provider))) {
       rejected++;
       if (errors.length < 5) errors.push(`record ${rec.requestId}: organization or provider not allowed on this link`);
       continue;

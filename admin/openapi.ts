@@ -1,10 +1,13 @@
 /**
  * This API's own OpenAPI 3 description (`GET /v1/openapi.json`), and a minimal JSON-schema checker
  * ({@link validateSchema}) for OpenAPI 3.0 schemas used by the tests to hold responses to it and to
- * the reference. Response shapes follow the reference (`../shared/reference/rest-api-openapi.json`);
+ * the reference. Response shapes follow the reference (`test/fixtures/reference/rest-api-openapi.json`);
  * where the issue differs, this document says what the routes do: prompt-2025 successes carry no
- * `{data, error}` envelope, the filter tree accepts only `request` and `prompts_versions` leaves and
- * rejects unknown members, and `POST /v1/experiment/dataset/{datasetId}/query` lists a dataset's rows.
+ * `{data, error}` envelope, the filter tree accepts only `request`, `prompts_versions` and
+ * `sessions_request_response_rmt` (its `session_session_id` only) leaves and rejects unknown
+ * members, and `POST /v1/experiment/dataset/{datasetId}/query` lists a dataset's rows. What the
+ * reference's `SvcRequest` has no member for is shown under reserved `svc-` names in `properties`
+ * (see {@link SVC_PROPERTIES}), and `llmSchema` is also built from Anthropic Messages bodies.
  * A test enumerates the registered routes and asserts each is documented here and vice versa.
  */
 import type Router from '@koa/router';
@@ -65,12 +68,42 @@ const REFERENCE_SCHEMAS: Record<string, Schema> = {
   "Tool": {"properties": {"name": {"type": "string"}, "description": {"type": "string"}, "parameters": {"$ref": "#/components/schemas/Record_string.any_"}, "strict": {"type": "boolean"}}, "required": ["name"], "type": "object", "additionalProperties": false},
 };
 
+/**
+ * The reserved `svc-` names of `SvcRequest.properties` / `request_properties`: what the gateway did
+ * or learned that the reference shape has no member for (admin/resources/requests/svc-request.ts).
+ */
+export const SVC_PROPERTIES: Record<string, string> = {
+  'svc-attempts': 'JSON array of every provider attempt: {provider, status, latencyMs, error?}; the last one answered.',
+  'svc-token-limit-handler': 'The Svc-Token-Limit-Exception-Handler applied (with -tokens-before, -tokens-after, -model-sent, -skipped).',
+  'svc-client-closed': '"true" when the client closed the connection before the answer ended.',
+  'svc-tokens-source': '"provider" when the provider reported usage, "estimated" when the gateway counted the tokens.',
+  'svc-endpoint': 'The endpoint kind the client called: chat, embeddings, messages (Anthropic Messages) or responses.',
+  'svc-session-id': "The client's coding session (Claude Code's x-claude-code-session-id header); filter with sessions_request_response_rmt.session_session_id.",
+  'svc-cost-note':
+    'Why cost is null although tokens were counted: "unknown model price: …" (the model table has the model without a price), "unknown model: …", "usage inconsistent: …" or "usage incomplete: …". Absent when cost is known.',
+  'svc-removed-members': 'JSON array of the request members a translator removed for the provider (e.g. "context_management", "system[1].cache_control").',
+  'svc-wire-format': "The provider's wire format (anthropic-messages, openai-chat, bedrock-converse, …).",
+  'svc-cache-write-1h-tokens': "The part of prompt_cache_write_tokens written with Anthropic's 1-hour TTL (priced at the 1-hour write price).",
+};
+
 /** Component schemas of this API beyond the reference. */
 const OWN_SCHEMAS: Record<string, Schema> = {
   FilterLeaf: {
     type: 'object',
-    description: 'Conditions on the request and on the prompt version it was made with; all AND together. `{}` matches all.',
-    properties: { request: ref('Partial_RequestTableToOperators_'), prompts_versions: ref('Partial_PromptVersionsToOperators_') },
+    description:
+      'Conditions on the request, on the prompt version it was made with, and on its coding session; all AND together. `{}` matches all.',
+    properties: {
+      request: ref('Partial_RequestTableToOperators_'),
+      prompts_versions: ref('Partial_PromptVersionsToOperators_'),
+      sessions_request_response_rmt: ref('SessionFilter'),
+    },
+    additionalProperties: false,
+  },
+  SessionFilter: {
+    type: 'object',
+    description:
+      "The reference's Partial_SessionsRequestResponseRMTToOperators_, of which only session_session_id is stored: the client's coding session (Claude Code's x-claude-code-session-id), so `{sessions_request_response_rmt: {session_session_id: {equals: \"<id>\"}}}` finds one session's requests.",
+    properties: { session_session_id: ref('Partial_TextOperators_') },
     additionalProperties: false,
   },
   FilterBranch: {
@@ -143,7 +176,17 @@ const OWN_SCHEMAS: Record<string, Schema> = {
   VersionId: { type: 'object', properties: { id: str }, required: ['id'], additionalProperties: false },
   ApiKey: {
     type: 'object',
-    properties: { id: str, name: str, prefix: str, created_at: str, last_used_at: { type: 'string', nullable: true } },
+    properties: {
+      id: str,
+      name: str,
+      prefix: str,
+      created_at: str,
+      last_used_at: {
+        type: 'string',
+        nullable: true,
+        description: 'When the key last authenticated a request, through a proxy or this API (ISO-8601; null: never). Written within seconds of a first use, then at most once a minute.',
+      },
+    },
     required: ['id', 'name', 'prefix', 'created_at', 'last_used_at'],
     additionalProperties: false,
   },
@@ -210,13 +253,22 @@ const obj = (properties: Record<string, Schema>, required: string[], additionalP
 /** The documented operations: path → method → spec. Paths use OpenAPI `{param}` syntax. */
 const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
   '/health': { get: { id: 'Health', tag: 'Health', summary: 'Liveness and control-plane status (no key needed).', ok: ref('Health'), open: true } },
-  '/v1/openapi.json': { get: { id: 'GetOpenApi', tag: 'Meta', summary: 'This document (bare, not enveloped).', ok: { type: 'object' } } },
+  '/v1/openapi.json': { get: { id: 'GetOpenApi', tag: 'Meta', summary: 'This document (bare, not enveloped; no key needed).', ok: { type: 'object' }, open: true } },
   '/v1/api-keys': {
     get: { id: 'ListApiKeys', tag: 'ApiKey', summary: 'Live API keys of the organization (never the key).', ok: envelope(arrayOf(ref('ApiKey'))) },
     post: { id: 'CreateApiKey', tag: 'ApiKey', summary: 'Creates an API key; the key is returned once.', body: obj({ name: { type: 'string', minLength: 1, maxLength: 200 } }, ['name'], false), ok: envelope(ref('CreatedApiKey')) },
   },
   '/v1/api-keys/{id}': { delete: { id: 'RevokeApiKey', tag: 'ApiKey', summary: 'Revokes an API key.', params: ['id'], ok: envelope(nullValue) } },
-  '/v1/request/{requestId}': { get: { id: 'GetRequestById', tag: 'Request', summary: 'One logged request.', params: ['requestId'], ok: envelope(ref('SvcRequest')) } },
+  '/v1/request/{requestId}': {
+    get: {
+      id: 'GetRequestById',
+      tag: 'Request',
+      summary:
+        'One logged request (chat completions, embeddings or Anthropic Messages). `cost` is null with properties["svc-cost-note"] saying why when the model has no price; the other svc- properties are listed in the API description.',
+      params: ['requestId'],
+      ok: envelope(ref('SvcRequest')),
+    },
+  },
   '/v1/request/{requestId}/inputs': {
     get: {
       id: 'GetRequestInputs',
@@ -375,7 +427,11 @@ export function openApiDocument(): Schema {
       version: '1.0.0',
       license: { name: 'MIT' },
       description:
-        'Control-plane REST API. Every /v1 endpoint needs `Authorization: Bearer <API key>` and is scoped to the key\'s organization. Answers use the envelope {data, error}, except prompt-2025 successes (bare payload) and this document.',
+        'Control-plane REST API. Every /v1 endpoint except this document needs `Authorization: Bearer <API key>` and is scoped to the key\'s organization. Answers use the envelope {data, error}, except prompt-2025 successes (bare payload) and this document.\n\n' +
+        'A logged request\'s properties hold the caller\'s Svc-Property-* values and these reserved names:\n' +
+        Object.entries(SVC_PROPERTIES)
+          .map(([name, meaning]) => `- \`${name}\`: ${meaning}`)
+          .join('\n'),
     },
     components: {
       securitySchemes: { api_key: { type: 'apiKey', name: 'Authorization', in: 'header', description: "Bearer token authentication. Format: 'Bearer YOUR_API_KEY'" } },

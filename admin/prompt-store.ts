@@ -3,7 +3,7 @@
  * (`svc_prompts`) that tells proxies to drop a prompt from their cache.
  */
 import type { Sql } from './db.ts';
-import { isUuid } from './http.ts';
+import { isUuid } from './validation.ts';
 
 /** NOTIFY channel for prompt changes; payload `{organizationId, promptId}`. */
 export const PROMPTS_CHANNEL = 'svc_prompts';

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { NUMBER_OPERATORS, PROMPT_VERSION_FIELDS, REQUEST_FIELDS, TEXT_OPERATORS, TIMESTAMP_OPERATORS } from '../admin/filter.ts';
-import { ResponseRecorder } from '../proxy/response-recorder.ts';
+import { ResponseRecorder } from '../proxy/observers/response-recorder.ts';
 import { PROVIDER_NAMES } from '../shared/providers.ts';
 import { startStack, waitFor, type Stack } from './support/stack.ts';
 

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { hashApiKey } from '../shared/apikey.ts';
 import { checkFilter, compileFilter, MAX_FILTER_DEPTH, parseIsoTimestamp, type FilterNode } from '../admin/filter.ts';
-import { isUuid } from '../admin/http.ts';
+import { isUuid } from '../admin/validation.ts';
 import { assertDocumented, assertError, call, chatBody, ingest, logRecord, startRest, type RestEnv } from './rest-support.ts';
 
 let env: RestEnv;
@@ -107,7 +107,8 @@ before(async () => {
       created: rec.createdAt,
       user: rec.userId,
       authHash: s.authHash ?? null,
-      model: rec.requestModel,
+      // What the record shows and filters match: the model without its `<provider>/` prefix.
+      model: rec.requestModel === null ? null : rec.requestModel.replace(/^(openai|anthropic)\//, ''),
       modelOverride: rec.modelOverride,
       path: rec.path,
       promptId: rec.prompt?.promptId ?? null,
@@ -149,13 +150,32 @@ describe('filter: request text fields', () => {
     assert.deepEqual(await names(leaf('prompt', 'contains', 'embed')), ['r4'], 'the `input` of an embeddings request');
   });
 
+  test('model: every text operator matches the model as the record shows it, without the provider prefix', async () => {
+    // r1 was sent as openai/gpt-4o-mini, r2 as anthropic/claude-3-5-sonnet, r3 as openai/gpt-4o, r4 as openai/text-embedding-3-small.
+    const shown: Record<string, string> = {};
+    for (const rec of recs.filter((r) => r.org === env.orgA)) {
+      const r = await call(env, 'GET', `/v1/request/${rec.id}`);
+      shown[rec.name] = r.body.data.request_model;
+      assert.deepEqual(await names(leaf('model', 'equals', r.body.data.request_model)), [rec.name], `equals what ${rec.name} shows`);
+    }
+    assert.deepEqual(shown, { r1: 'gpt-4o-mini', r2: 'claude-3-5-sonnet', r3: 'gpt-4o', r4: 'text-embedding-3-small' });
+    assert.deepEqual(await names(leaf('model', 'equals', 'gpt-4o-mini')), ['r1']);
+    assert.deepEqual(await names(leaf('model', 'equals', 'openai/gpt-4o-mini')), [], 'the prefix is not part of the model');
+    assert.deepEqual(await names(leaf('model', 'not-equals', 'gpt-4o-mini')), ['r2', 'r3', 'r4']);
+    assert.deepEqual(await names(leaf('model', 'like', 'gpt-4o%')), ['r1', 'r3']);
+    assert.deepEqual(await names(leaf('model', 'like', 'openai/%')), []);
+    assert.deepEqual(await names(leaf('model', 'ilike', 'CLAUDE-%')), ['r2']);
+    assert.deepEqual(await names(leaf('model', 'contains', 'GPT-4O')), ['r1', 'r3']);
+    assert.deepEqual(await names(leaf('model', 'not-contains', 'gpt')), ['r2', 'r4']);
+  });
+
   test('user_id, model, modelOverride, path; NULL matches only the negative operators', async () => {
     assert.deepEqual(await names(leaf('user_id', 'equals', 'alice')), ['r1']);
     assert.deepEqual(await names(leaf('user_id', 'not-equals', 'alice')), ['r2', 'r3', 'r4']);
     assert.deepEqual(await names(leaf('user_id', 'not-contains', 'o')), ['r1', 'r3']);
     assert.deepEqual(await names(leaf('user_id', 'like', '%')), ['r1', 'r2', 'r4']);
-    assert.deepEqual(await names(leaf('model', 'equals', 'openai/gpt-4o')), ['r3']);
-    assert.deepEqual(await names(leaf('model', 'ilike', 'OPENAI/%')), ['r1', 'r3', 'r4']);
+    assert.deepEqual(await names(leaf('model', 'equals', 'gpt-4o')), ['r3']);
+    assert.deepEqual(await names(leaf('model', 'ilike', 'GPT-4O%')), ['r1', 'r3']);
     assert.deepEqual(await names(leaf('modelOverride', 'equals', 'gpt-4o')), ['r2']);
     assert.deepEqual(await names(leaf('modelOverride', 'not-equals', 'gpt-4o')), ['r1', 'r3', 'r4']);
     assert.deepEqual(await names(leaf('path', 'contains', 'embeddings')), ['r4']);

@@ -74,6 +74,23 @@ describe('POST /v1/prompt/create', () => {
     assertError(await call(env, 'POST', '/v1/prompt/create', '{"userDefinedId": '), 400, /malformed JSON/);
   });
 
+  test('a body nested 200,000 deep inside metadata (400 KB) is a 400 naming the member and the limit', async () => {
+    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+    const body = `{"userDefinedId":"deep","prompt":{"messages":[{"role":"user","content":"a"}]},"metadata":{"x":${deep}}}`;
+    const r = await call(env, 'POST', '/v1/prompt/create', body);
+    assertError(r, 400);
+    assert.equal(r.body.error, 'invalid body: metadata: nested deeper than 128 levels of arrays and objects');
+    // With a U+0000 deep down too, the depth is what is reported (the NUL check never walks it).
+    const withNul = `{"userDefinedId":"deep","prompt":{"messages":[{"role":"user","content":"a"}]},"metadata":{"x":${'['.repeat(150_000)}"\\u0000"${']'.repeat(150_000)}}}`;
+    assertError(await call(env, 'POST', '/v1/prompt/create', withNul), 400, /metadata: nested deeper than 128 levels/);
+    // 128 levels in all are accepted and stored as sent.
+    const atLimit = JSON.parse(`{"userDefinedId":"deep-ok","prompt":{"messages":[{"role":"user","content":"a"}]},"metadata":{"x":${'['.repeat(126)}${']'.repeat(126)}}}`);
+    const ok = await call(env, 'POST', '/v1/prompt/create', atLimit);
+    assert.equal(ok.status, 200, ok.text.slice(0, 300));
+    assert.deepEqual((await versionRow(ok.body.data.prompt_version_id))?.metadata.x, atLimit.metadata.x);
+    assert.equal((await legacyCreate('after-deep')).status, 200, 'admin still answers');
+  });
+
   test('401 without, with a malformed, an unknown or a revoked key', async () => {
     assertError(await legacyCreate('k1', null), 401);
     assertError(await call(env, 'POST', '/v1/prompt/create', {}, 'sk-svc-unknown'), 401);

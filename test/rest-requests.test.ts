@@ -82,7 +82,10 @@ describe('POST /v1/request/query', () => {
 
   test('validation: 400 naming the field, never a 500', async () => {
     assertError(await query({}), 400, /filter: required/);
-    assertError(await query({ filter: 'all', limit: 0 }), 400, /limit/);
+    // One message per problem: a missing filter is "required" once, then what is expected.
+    assert.equal((await query({})).body.error, 'invalid body: filter: required, expected a filter ("all", a leaf or a branch)');
+    assert.equal((await query({ filter: undefined, limit: 5 })).body.error, 'invalid body: filter: required, expected a filter ("all", a leaf or a branch)');
+    assert.equal((await call(env, 'POST', `/v1/evals/${ids[0]}`, { score: 1 })).body.error, 'invalid body: name: required, expected a string');
     assertError(await query({ filter: 'all', limit: 10_001 }), 400, /limit/);
     assertError(await query({ filter: 'all', limit: 1.5 }), 400, /limit/);
     assertError(await query({ filter: 'all', offset: -1 }), 400, /offset/);

@@ -2,11 +2,11 @@
  * Shared harness of the REST API tests (`test/rest-*.test.ts`): a fresh database, the admin Koa app
  * on an ephemeral port, two organizations with one key each, a JSON `call` helper, log-record
  * factories for `ingestRecords`, and shape checks of responses against the reference OpenAPI
- * document (`../shared/reference/rest-api-openapi.json`) and this API's own document.
+ * document (`test/fixtures/reference/rest-api-openapi.json`) and this API's own document.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -15,13 +15,15 @@ import { buildConfig } from '../shared/config.ts';
 import type { LogRecord } from '../shared/record.ts';
 import { createApp } from '../admin/app.ts';
 import { ingestRecords } from '../admin/ingest.ts';
-import { createApiKey, createOrganization } from '../admin/keys.ts';
 import { openApiDocument, validateSchema, type Schema } from '../admin/openapi.ts';
+import { createOrganization } from '../admin/organizations.ts';
+import { createApiKey } from '../admin/resources/api-keys/store.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
 
 /** The reference document, when present next to the repository (else null; own-document checks still run). */
-const REFERENCE_FILE = process.env.REST_REFERENCE_OPENAPI ?? fileURLToPath(new URL('../../shared/reference/rest-api-openapi.json', import.meta.url));
-export const reference: Schema | null = existsSync(REFERENCE_FILE) ? (JSON.parse(readFileSync(REFERENCE_FILE, 'utf8')) as Schema) : null;
+const REFERENCE_FILE = fileURLToPath(new URL('./fixtures/reference/rest-api-openapi.json', import.meta.url));
+/** The reference OpenAPI document, kept in the repository; a missing file fails the suite. */
+export const reference: Schema = JSON.parse(readFileSync(REFERENCE_FILE, 'utf8')) as Schema;
 /** This API's own OpenAPI document. */
 export const ownDoc = openApiDocument();
 

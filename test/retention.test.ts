@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { createOrganization } from '../admin/keys.ts';
+import { createOrganization } from '../admin/organizations.ts';
 import { deleteExpiredRequests } from '../admin/retention.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
 

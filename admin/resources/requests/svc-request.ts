@@ -1,9 +1,12 @@
 /**
  * Maps a stored `request_log` row to the REST API's `SvcRequest` shape
- * (../shared/reference/rest-api-openapi.json, components.schemas.SvcRequest), including `llmSchema`
- * built from the OpenAI-format request and response bodies.
+ * (test/fixtures/reference/rest-api-openapi.json, components.schemas.SvcRequest), including `llmSchema`
+ * built from the request and response bodies in the client's dialect: OpenAI chat completions
+ * here, Anthropic Messages in ./llm-schema-messages.ts.
  */
-import { PROVIDERS, isProviderName } from '../shared/providers.ts';
+import { PROVIDERS, isProviderName } from '../../../shared/providers.ts';
+import { isMessagesResponse, messagesRequestSchema, messagesResponseSchema } from './llm-schema-messages.ts';
+import { isResponsesResponse, responsesRequestSchema, responsesResponseSchema } from './llm-schema-responses.ts';
 
 /** The `request_log` columns the mapping reads. */
 export interface RequestRow {
@@ -30,6 +33,10 @@ export interface RequestRow {
   prompt_audio_tokens: number | null;
   completion_audio_tokens: number | null;
   cost_usd: number | null;
+  /** Why `cost_usd` is null although tokens were counted (admin/ingest.ts COST_NOTES); null otherwise and on older rows. */
+  cost_note?: string | null;
+  /** The client's coding session (Claude Code's `x-claude-code-session-id`); null when it named none. */
+  session_id?: string | null;
   prompt_id: string | null;
   prompt_version: string | null;
   request_body: unknown;
@@ -37,7 +44,10 @@ export interface RequestRow {
   error: unknown;
   /** `provider` or `estimated` (js-tiktoken-compatible count when the provider sent no usage). */
   tokens_source?: string | null;
-  /** Gateway facts: attempts, token-limit outcome, client-closed flag (jsonb). */
+  /**
+   * Gateway facts (jsonb): attempts, endpoint kind, token-limit outcome, client-closed flag, and
+   * for translated requests the removed members and the wire format.
+   */
   extra?: Record<string, unknown> | null;
   updated_at: Date;
   scores?: Record<string, number> | null;
@@ -108,10 +118,31 @@ const REQUEST_SCALARS = [
   'input',
 ] as const;
 
+/**
+ * True when a row's bodies are Anthropic Messages: its endpoint kind says so (`extra.endpoint`), or,
+ * for a row without it, the response is a Messages `message`.
+ */
+function isMessagesRow(row: Pick<RequestRow, 'response_body' | 'extra'>): boolean {
+  const endpoint = row.extra?.endpoint;
+  return endpoint === 'messages' || (endpoint === undefined && isMessagesResponse(row.response_body));
+}
+
 /** Builds `llmSchema` from the stored bodies; null when the request body is not an object. */
-export function toLlmSchema(row: Pick<RequestRow, 'request_body' | 'response_body' | 'error' | 'response_model' | 'provider'>): Json | null {
+export function toLlmSchema(row: Pick<RequestRow, 'request_body' | 'response_body' | 'error' | 'response_model' | 'provider' | 'extra'>): Json | null {
   const req = row.request_body as Json | null;
   if (!req || typeof req !== 'object' || Array.isArray(req)) return null;
+  if (isMessagesRow(row)) {
+    const res = row.response_body;
+    let response: Json | null = isMessagesResponse(res) ? messagesResponseSchema(res, row.response_model) : null;
+    if (row.error !== null && row.error !== undefined) response = { ...(response ?? { model: row.response_model }), error: { svcMessage: row.error } };
+    return { request: messagesRequestSchema(req, row.provider), response };
+  }
+  if (row.extra?.endpoint === 'responses') {
+    const res = row.response_body;
+    let response: Json | null = isResponsesResponse(res) ? responsesResponseSchema(res, row.response_model) : null;
+    if (row.error !== null && row.error !== undefined) response = { ...(response ?? { model: row.response_model }), error: { svcMessage: row.error } };
+    return { request: responsesRequestSchema(req, row.provider), response };
+  }
   const request: Json = { llm_type: Array.isArray(req.messages) ? 'chat' : 'completion', provider: row.provider };
   if (typeof req.model === 'string') request.model = req.model;
   if (Array.isArray(req.messages)) request.messages = (req.messages as Json[]).filter((m) => m && typeof m === 'object').map(toSchemaMessage);
@@ -152,10 +183,16 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
  * gateway did, under reserved `svc-` names (the reference shape has no other place for them):
  * `svc-attempts` (JSON: every provider attempt with status and latency ms; the last one answered),
  * `svc-token-limit-handler`, `svc-token-limit-tokens-before`, `svc-token-limit-tokens-after`,
- * `svc-token-limit-model-sent`, `svc-token-limit-skipped`, `svc-client-closed`, and
- * `svc-tokens-source` (`provider` when the provider reported usage, `estimated` when counted here).
+ * `svc-token-limit-model-sent`, `svc-token-limit-skipped`, `svc-client-closed`,
+ * `svc-tokens-source` (`provider` when the provider reported usage, `estimated` when counted here),
+ * `svc-endpoint` (the endpoint kind: `chat`, `embeddings`, `messages`, `responses`),
+ * `svc-session-id` (the client's coding session, e.g. Claude Code's `x-claude-code-session-id`),
+ * `svc-cost-note` (why `cost` is null although tokens were counted, e.g. `unknown model price: ...`),
+ * `svc-removed-members` (JSON: the request members a translator removed),
+ * `svc-wire-format` (the provider's wire format) and `svc-cache-write-1h-tokens` (the part of
+ * `prompt_cache_write_tokens` written with Anthropic's 1-hour TTL).
  */
-export function shownProperties(row: Pick<RequestRow, 'properties' | 'extra' | 'tokens_source'>): Record<string, string> {
+export function shownProperties(row: Pick<RequestRow, 'properties' | 'extra' | 'tokens_source' | 'session_id' | 'cost_note'>): Record<string, string> {
   const out: Record<string, string> = { ...(row.properties ?? {}) };
   const extra = row.extra ?? {};
   const attempts = extra.attempts as unknown[] | undefined;
@@ -170,7 +207,39 @@ export function shownProperties(row: Pick<RequestRow, 'properties' | 'extra' | '
   }
   if (extra.clientClosed === true) out['svc-client-closed'] = 'true';
   if (row.tokens_source) out['svc-tokens-source'] = row.tokens_source;
+  if (typeof extra.endpoint === 'string') out['svc-endpoint'] = extra.endpoint;
+  if (row.session_id) out['svc-session-id'] = row.session_id;
+  if (row.cost_note) out['svc-cost-note'] = row.cost_note;
+  if (Array.isArray(extra.removedMembers) && extra.removedMembers.length > 0) out['svc-removed-members'] = JSON.stringify(extra.removedMembers);
+  if (typeof extra.wireFormat === 'string') out['svc-wire-format'] = extra.wireFormat;
+  if (typeof extra.cacheWrite1hTokens === 'number') out['svc-cache-write-1h-tokens'] = String(extra.cacheWrite1hTokens);
   return out;
+}
+
+/**
+ * Per endpoint kind, the wire formats (as the providers' `wireFormats` name them) that carry the
+ * client's body as it is (Bedrock's InvokeModel carries a Messages body, a framing change only),
+ * and the mapping's name when another one was spoken.
+ */
+const DIALECT_WIRE: Record<string, { wires: readonly string[]; mapping: string }> = {
+  chat: { wires: ['openai-chat'], mapping: 'OPENAI' },
+  embeddings: { wires: ['openai-embeddings'], mapping: 'OPENAI' },
+  messages: { wires: ['anthropic-messages', 'bedrock-invoke'], mapping: 'ANTHROPIC' },
+  responses: { wires: ['openai-responses'], mapping: 'OPENAI_RESPONSES' },
+};
+
+/**
+ * `ai_gateway_body_mapping`: the client dialect whose body the gateway mapped to another wire
+ * format (`OPENAI`, `ANTHROPIC`, `OPENAI_RESPONSES`), null when it passed the body through. From
+ * the record's wire format when known; older rows: chat bodies sent to Anthropic or Bedrock were mapped.
+ */
+function bodyMapping(row: RequestRow): string | null {
+  const endpoint = typeof row.extra?.endpoint === 'string' ? row.extra.endpoint : 'chat';
+  const dialect = DIALECT_WIRE[endpoint] ?? DIALECT_WIRE.chat!;
+  const wire = row.extra?.wireFormat;
+  if (typeof wire === 'string') return dialect.wires.includes(wire) ? null : dialect.mapping;
+  if (endpoint === 'messages') return row.provider === 'anthropic' ? null : dialect.mapping;
+  return row.provider === 'anthropic' || row.provider === 'bedrock' ? 'OPENAI' : null;
 }
 
 /** Maps a stored row to `SvcRequest`. */
@@ -219,6 +288,6 @@ export function toSvcRequest(row: RequestRow): Json {
     cache_reference_id: null,
     cache_enabled: false,
     updated_at: row.updated_at.toISOString(),
-    ai_gateway_body_mapping: row.provider === 'anthropic' || row.provider === 'bedrock' ? 'OPENAI' : null,
+    ai_gateway_body_mapping: bodyMapping(row),
   };
 }

@@ -1,32 +1,12 @@
 /**
- * Logged requests over REST:
- * - `GET /v1/request/{requestId}` → the SvcRequest envelope (another organization's id answers 404);
- * - `GET /v1/request/{requestId}/inputs` → `{inputs, prompt_id, version_id, environment}` when the
- *   request came through gateway prompt management, else `{"data": null, "error": null}` (unknown ids too);
- * - `POST /v1/request/query` {filter, offset?, limit?, sort?, isScored?, isPartOfExperiment?, isCached?,
- *   includeInputs?} → the matching requests as SvcRequest, newest first unless `sort` says otherwise.
- * Every read is scoped to the caller's organization.
+ * The SQL of the request log as the REST API reads it: one request with its scores, a filtered and
+ * sorted page of them, and the prompt inputs of one. Rows are written by admin/ingest.ts and deleted
+ * by admin/retention.ts; every read here is scoped to one organization.
  */
-import type Router from '@koa/router';
-import { boolean, enums, integer, literal, max, min, object, optional } from 'superstruct';
-import type { Sql } from '../db.ts';
-import { compileFilter, FilterStruct, readSafeBody, type FilterNode, type Fragment } from '../filter.ts';
-import { auth, HttpError, isUuid, ok, uuidParam } from '../http.ts';
-import { toSvcRequest, type RequestRow } from '../svc-request.ts';
-
-/** Default `limit` of `POST /v1/request/query`, of the dataset sampler and of dataset rows. */
-export const DEFAULT_LIMIT = 100;
-/** Largest `limit` accepted by the filter-tree endpoints. */
-export const MAX_LIMIT = 10_000;
-/** Largest `offset` accepted by the filter-tree endpoints. */
-export const MAX_OFFSET = 1_000_000_000;
-
-/** `offset`: an integer in [0, {@link MAX_OFFSET}]. */
-export const OffsetStruct = max(min(integer(), 0), MAX_OFFSET);
-/** `limit`: an integer in [1, {@link MAX_LIMIT}]. */
-export const LimitStruct = max(min(integer(), 1), MAX_LIMIT);
-
-const SortDirection = enums(['asc', 'desc']);
+import type { Fragment, Sql } from '../../db.ts';
+import { compileFilter, type FilterNode } from '../../filter.ts';
+import { DEFAULT_LIMIT, isUuid } from '../../validation.ts';
+import type { RequestRow } from './svc-request.ts';
 
 /** Sort keys of `POST /v1/request/query` → column of `request_log r` (fixed, never from input). */
 const SORT_COLUMNS = {
@@ -41,32 +21,6 @@ const SORT_COLUMNS = {
   cost: (sql: Sql) => sql`r.cost_usd`,
   time_to_first_token: (sql: Sql) => sql`r.time_to_first_token`,
 } as const;
-
-const SortStruct = object({
-  random: optional(literal(true)),
-  created_at: optional(SortDirection),
-  latency: optional(SortDirection),
-  total_tokens: optional(SortDirection),
-  completion_tokens: optional(SortDirection),
-  prompt_tokens: optional(SortDirection),
-  user_id: optional(SortDirection),
-  body_model: optional(SortDirection),
-  request_prompt: optional(SortDirection),
-  cost: optional(SortDirection),
-  time_to_first_token: optional(SortDirection),
-});
-
-/** Body of `POST /v1/request/query` (no other members). */
-export const RequestQueryBody = object({
-  filter: FilterStruct,
-  offset: optional(OffsetStruct),
-  limit: optional(LimitStruct),
-  sort: optional(SortStruct),
-  isScored: optional(boolean()),
-  isPartOfExperiment: optional(boolean()),
-  isCached: optional(boolean()),
-  includeInputs: optional(boolean()),
-});
 
 /** Query options of {@link queryRequests}. */
 export interface RequestQuery {
@@ -150,25 +104,4 @@ export async function loadRequestInputs(sql: Sql, organizationId: string, reques
     from request_log where id = ${requestId} and organization_id = ${organizationId}`;
   if (!row || !row.prompt_id || !row.prompt_version_id) return null;
   return { inputs: row.prompt_inputs ?? {}, prompt_id: row.prompt_id, version_id: row.prompt_version_id, environment: row.prompt_environment };
-}
-
-/** Registers the request routes on `router`. `maxBodyBytes` bounds request bodies. */
-export function requestRoutes(router: Router, sql: Sql, maxBodyBytes = 1024 * 1024): void {
-  router.post('/v1/request/query', async (ctx) => {
-    const body = await readSafeBody(ctx, RequestQueryBody, maxBodyBytes);
-    const rows = await queryRequests(sql, auth(ctx).organizationId, body);
-    ok(ctx, rows.map(toSvcRequest));
-  });
-
-  router.get('/v1/request/:requestId/inputs', async (ctx) => {
-    const id = String((ctx.params as Record<string, string>).requestId ?? '');
-    ok(ctx, await loadRequestInputs(sql, auth(ctx).organizationId, id.toLowerCase()));
-  });
-
-  router.get('/v1/request/:requestId', async (ctx) => {
-    const id = uuidParam(ctx, 'requestId', 'request');
-    const row = await loadRequest(sql, auth(ctx).organizationId, id);
-    if (!row) throw new HttpError(404, `request ${id} not found`);
-    ok(ctx, toSvcRequest(row));
-  });
 }

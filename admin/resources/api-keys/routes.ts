@@ -3,12 +3,11 @@
  * Creation and revocation are pushed to every connected proxy through the control plane.
  */
 import type Router from '@koa/router';
-import { object, size, string } from 'superstruct';
-import type { Sql } from '../db.ts';
-import { auth, HttpError, ok, readBody, uuidParam } from '../http.ts';
-import { createApiKey, revokeApiKey } from '../keys.ts';
-
-const CreateKeyBody = object({ name: size(string(), 1, 200) });
+import type { Sql } from '../../db.ts';
+import { auth, HttpError, ok } from '../../http.ts';
+import { readBody, uuidParam } from '../../validation.ts';
+import { CreateKeyBody } from './schema.ts';
+import { createApiKey, listApiKeys, revokeApiKey } from './store.ts';
 
 /** Registers `/v1/api-keys` routes. `maxBodyBytes` bounds request bodies. */
 export function apiKeyRoutes(router: Router, sql: Sql, maxBodyBytes: number): void {
@@ -19,11 +18,8 @@ export function apiKeyRoutes(router: Router, sql: Sql, maxBodyBytes: number): vo
   });
 
   router.get('/v1/api-keys', async (ctx) => {
-    const rows = await sql`
-      select id, name, prefix, created_at, last_used_at
-      from api_key where organization_id = ${auth(ctx).organizationId} and revoked_at is null
-      order by created_at`;
-    ok(ctx, rows.map((r) => ({ ...r, created_at: (r.created_at as Date).toISOString(), last_used_at: r.last_used_at ? (r.last_used_at as Date).toISOString() : null })));
+    const rows = await listApiKeys(sql, auth(ctx).organizationId);
+    ok(ctx, rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), last_used_at: r.last_used_at ? r.last_used_at.toISOString() : null })));
   });
 
   router.delete('/v1/api-keys/:id', async (ctx) => {

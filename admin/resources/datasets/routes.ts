@@ -1,0 +1,49 @@
+/**
+ * Datasets over REST:
+ * - `POST /v1/experiment/dataset/random` {datasetName, filter, offset?, limit?} (no other members) →
+ *   `{datasetId}`: the organization's logged requests matching the filter, in random order, page
+ *   `offset`/`limit` (default 100, at most 10,000), become a new dataset, in one transaction. No
+ *   match: an empty dataset.
+ * - `POST /v1/experiment/dataset/query` {promptVersionId?} → DatasetResult[] (`{id, name, created_at}`),
+ *   newest first; with `promptVersionId`, the datasets holding a request made with that version.
+ * - `POST /v1/experiment/dataset/{datasetId}/query` {offset?, limit?} → the dataset's rows in order:
+ *   `{request_id, position, created_at, request_body, response_body}` (`created_at`: the request's).
+ */
+import type Router from '@koa/router';
+import type { Sql } from '../../db.ts';
+import { auth, HttpError, ok } from '../../http.ts';
+import { readSafeBody, uuidParam } from '../../validation.ts';
+import { DatasetRowsBody, ListDatasetsBody, RandomDatasetBody } from './schema.ts';
+import { createRandomDataset, datasetRows, listDatasets } from './store.ts';
+
+/** Registers the dataset routes. `maxBodyBytes` bounds request bodies. */
+export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): void {
+  router.post('/v1/experiment/dataset/random', async (ctx) => {
+    const body = await readSafeBody(ctx, RandomDatasetBody, maxBodyBytes);
+    const created = await createRandomDataset(sql, auth(ctx).organizationId, body);
+    ok(ctx, { datasetId: created.datasetId });
+  });
+
+  router.post('/v1/experiment/dataset/query', async (ctx) => {
+    const body = await readSafeBody(ctx, ListDatasetsBody, maxBodyBytes);
+    const rows = await listDatasets(sql, auth(ctx).organizationId, body.promptVersionId);
+    ok(ctx, rows.map((r) => ({ id: r.id, name: r.name, created_at: r.created_at.toISOString() })));
+  });
+
+  router.post('/v1/experiment/dataset/:datasetId/query', async (ctx) => {
+    const id = uuidParam(ctx, 'datasetId', 'dataset');
+    const body = await readSafeBody(ctx, DatasetRowsBody, maxBodyBytes);
+    const rows = await datasetRows(sql, auth(ctx).organizationId, id, body);
+    if (!rows) throw new HttpError(404, `dataset ${id} not found`);
+    ok(
+      ctx,
+      rows.map((r) => ({
+        request_id: r.request_id,
+        position: r.position,
+        created_at: r.created_at.toISOString(),
+        request_body: r.request_body ?? null,
+        response_body: r.response_body ?? null,
+      })),
+    );
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * The SQL of datasets: sampling the request log into a new dataset, listing an organization's
+ * datasets, and reading a dataset's rows. Every statement is scoped to one organization.
+ */
+import type { Sql } from '../../db.ts';
+import { compileFilter, type FilterNode } from '../../filter.ts';
+import { DEFAULT_LIMIT, isUuid } from '../../validation.ts';
+
+/**
+ * Creates dataset `name` from a random sample of the organization's requests matching `filter`
+ * (page `offset`/`limit` of the random order), dataset and rows in one transaction.
+ * @returns the new dataset's id and how many rows it holds.
+ * @throws {HttpError} 400 for an invalid filter.
+ */
+export async function createRandomDataset(
+  sql: Sql,
+  organizationId: string,
+  input: { datasetName: string; filter: FilterNode; offset?: number; limit?: number },
+): Promise<{ datasetId: string; rows: number }> {
+  const where = compileFilter(sql, organizationId, input.filter);
+  return sql.begin(async (t) => {
+    const tx = t as unknown as Sql;
+    const [ds] = await tx<{ id: string }[]>`insert into dataset (organization_id, name) values (${organizationId}, ${input.datasetName}) returning id`;
+    const inserted = await tx`
+      insert into dataset_row (dataset_id, request_id, organization_id, position)
+      select ${ds!.id}, picked.id, ${organizationId}, (row_number() over ())::int - 1
+      from (
+        select r.id from request_log r
+        where ${where}
+        order by random()
+        limit ${input.limit ?? DEFAULT_LIMIT} offset ${input.offset ?? 0}
+      ) picked`;
+    return { datasetId: ds!.id, rows: inserted.count };
+  }) as Promise<{ datasetId: string; rows: number }>;
+}
+
+/** A dataset as listed: id, name and creation time. */
+export interface DatasetRow {
+  id: string;
+  name: string;
+  created_at: Date;
+}
+
+/**
+ * The organization's datasets, newest first; with `promptVersionId`, only those holding a request
+ * made with that prompt version (none when it is not a UUID).
+ */
+export async function listDatasets(sql: Sql, organizationId: string, promptVersionId: string | undefined): Promise<DatasetRow[]> {
+  if (promptVersionId === undefined) {
+    return sql<DatasetRow[]>`select id, name, created_at from dataset where organization_id = ${organizationId} order by created_at desc, id desc`;
+  }
+  if (!isUuid(promptVersionId)) return [];
+  return sql<DatasetRow[]>`
+        select d.id, d.name, d.created_at from dataset d
+        where d.organization_id = ${organizationId} and exists (
+          select 1 from dataset_row dr join request_log r on r.id = dr.request_id
+          where dr.dataset_id = d.id and r.prompt_version_id = ${promptVersionId.toLowerCase()})
+        order by d.created_at desc, d.id desc`;
+}
+
+/** One row of a dataset with the request it points to (`created_at`: the request's). */
+export interface DatasetRequestRow {
+  request_id: string;
+  position: number;
+  created_at: Date;
+  request_body: unknown;
+  response_body: unknown;
+}
+
+/**
+ * One page (`offset`/`limit`, default {@link DEFAULT_LIMIT}) of a dataset's rows in order.
+ * @returns null when the dataset does not exist in the organization.
+ */
+export async function datasetRows(sql: Sql, organizationId: string, datasetId: string, page: { offset?: number; limit?: number }): Promise<DatasetRequestRow[] | null> {
+  const [ds] = await sql`select id from dataset where id = ${datasetId} and organization_id = ${organizationId}`;
+  if (!ds) return null;
+  return sql<DatasetRequestRow[]>`
+      select dr.request_id, dr.position, r.created_at, r.request_body, r.response_body
+      from dataset_row dr join request_log r on r.id = dr.request_id
+      where dr.dataset_id = ${datasetId} and dr.organization_id = ${organizationId}
+      order by dr.position
+      limit ${page.limit ?? DEFAULT_LIMIT} offset ${page.offset ?? 0}`;
+}
