@@ -11,6 +11,10 @@
  * which nothing arrives (admin pings every 15 s) for `livenessTimeoutMs` is considered dead and
  * replaced, so a silent network partition is detected too.
  *
+ * Keys authenticated are marked used ({@link ControlPlaneClient.markUsed}, O(1), nothing allocated
+ * once a key is marked) and their ids reported to admin every `usageReportIntervalMs` (`keys.used`),
+ * which writes `api_key.last_used_at`; while the link is down the marks are kept for the next link.
+ *
  * `wss://` URLs use TLS (certificate verification always on); `caFile` adds a private CA (PEM).
  * Every message received is validated (superstruct, see shared/controlplane.ts); a malformed one is
  * logged and dropped. Only the control-plane API key and log records travel on the link: provider
@@ -26,7 +30,7 @@ import { LRUCache } from 'lru-cache';
 import type WebSocket from 'ws';
 import type { Logger } from 'pino';
 import { hashesEqual } from '../shared/apikey.ts';
-import { AdminMessageSchema, parseMessage, type AdminMessage, type KeyEntry } from '../shared/controlplane.ts';
+import { AdminMessageSchema, MAX_KEYS_USED_PER_MESSAGE, parseMessage, type AdminMessage, type KeyEntry } from '../shared/controlplane.ts';
 import { LogQueue, type LogQueueOptions } from './log-queue.ts';
 import { loadOnce } from '../shared/lazy.ts';
 
@@ -78,6 +82,8 @@ export interface ControlPlaneOptions {
   handshakeTimeoutMs?: number;
   /** Prompt lookup timeout. Default 5,000 ms. */
   promptTimeoutMs?: number;
+  /** How often the ids of the keys used since the last report go to admin (`keys.used`). Default 3,000 ms. */
+  usageReportIntervalMs?: number;
 }
 
 /** The control-plane client. Create with {@link ControlPlaneClient.start}. */
@@ -95,6 +101,9 @@ export class ControlPlaneClient {
   private livenessTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly flushTimer: NodeJS.Timeout;
+  /** Ids of the keys authenticated since the last `keys.used` report. */
+  private readonly usedKeyIds = new Set<string>();
+  private readonly usageTimer: NodeJS.Timeout;
   private readonly prompts = new LRUCache<string, PromptVersion>({ max: 10_000 });
   private readonly pendingPrompts = new Map<string, { resolve: (r: PromptLookup) => void; timer: NodeJS.Timeout }>();
   private readonly ca: Array<string | Buffer> | undefined;
@@ -118,6 +127,8 @@ export class ControlPlaneClient {
     });
     this.flushTimer = setInterval(() => this.queue.flush(), options.flushIntervalMs);
     this.flushTimer.unref();
+    this.usageTimer = setInterval(() => this.reportUsage(), options.usageReportIntervalMs ?? 3_000);
+    this.usageTimer.unref();
   }
 
   /**
@@ -144,6 +155,24 @@ export class ControlPlaneClient {
     const entry = this.keys.get(hash);
     // The map lookup found the entry by hash; compare in constant time all the same.
     return entry && hashesEqual(entry.hash, hash) ? entry : undefined;
+  }
+
+  /**
+   * Marks a key just authenticated as used, for admin's `api_key.last_used_at`. O(1) on the request
+   * path: adding an id the set already holds allocates nothing; the report goes out on a timer.
+   */
+  markUsed(entry: KeyEntry): void {
+    this.usedKeyIds.add(entry.keyId);
+  }
+
+  /** Sends the ids of the keys used since the last report, when the link is up (else keeps them). */
+  private reportUsage(): void {
+    if (this.usedKeyIds.size === 0 || !this.ws || this.ws.readyState !== this.ws.OPEN) return;
+    const ids = [...this.usedKeyIds];
+    this.usedKeyIds.clear();
+    for (let i = 0; i < ids.length; i += MAX_KEYS_USED_PER_MESSAGE) {
+      this.ws.send(JSON.stringify({ type: 'keys.used', keyIds: ids.slice(i, i + MAX_KEYS_USED_PER_MESSAGE) }));
+    }
   }
 
   /** Link state for /health. */
@@ -313,10 +342,12 @@ export class ControlPlaneClient {
 
   /** Flushes queued records for up to `timeoutMs`, then closes the link. */
   async close(timeoutMs: number): Promise<boolean> {
+    this.reportUsage();
     this.queue.flush();
     const drained = await this.queue.drained(timeoutMs);
     this.closed = true;
     clearInterval(this.flushTimer);
+    clearInterval(this.usageTimer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.stableTimer) clearTimeout(this.stableTimer);
     if (this.livenessTimer) clearTimeout(this.livenessTimer);

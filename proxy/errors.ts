@@ -1,6 +1,7 @@
 /**
  * Gateway errors: each a status, an OpenAI error `type` and a stable `code`, answered to the client
- * in OpenAI's error shape `{"error":{"message","type","param","code"}}`.
+ * in the error shape of the endpoint kind it called ({@link ErrorShape}; both current kinds use
+ * OpenAI's `{"error":{"message","type","param","code"}}`).
  */
 import type { ServerResponse } from 'node:http';
 import type { OpenAIErrorBody } from '../shared/chat.ts';
@@ -32,15 +33,31 @@ export function badRequest(message: string, param: string | null = null, code: s
 }
 
 /**
- * Writes `err` to `res` as an OpenAI-shaped JSON error, unless headers were already sent (then the
- * response is ended as it stands). `extraHeaders` are added (e.g. `Svc-Id`).
+ * 503 `provider_key_missing`: the gateway holds no credentials for `provider`, so nothing is sent
+ * to it. The gateway's own configuration is at fault, not the client's request or key, hence a 5xx
+ * that names what the operator must set. `envHint` names the environment variable(s), e.g.
+ * `OPENAI_API_KEY`.
  */
-export function sendError(res: ServerResponse, err: GatewayError, extraHeaders: Record<string, string> = {}): void {
+export function providerKeyMissing(provider: string, envHint: string): GatewayError {
+  return new GatewayError(503, `provider ${provider} has no API key: set ${envHint}`, 'server_error', 'provider_key_missing');
+}
+
+/** Builds the JSON error body a client of one endpoint kind expects from a {@link GatewayError}. */
+export type ErrorShape = (err: GatewayError) => unknown;
+
+/** OpenAI's error shape `{"error":{"message","type","param","code"}}` (https://platform.openai.com/docs/guides/error-codes). */
+export const openAIErrorShape: ErrorShape = (err) => err.toBody();
+
+/**
+ * Writes `err` to `res` as a JSON error in `shape` (OpenAI's by default), unless headers were
+ * already sent (then the response is ended as it stands). `extraHeaders` are added (e.g. `Svc-Id`).
+ */
+export function sendError(res: ServerResponse, err: GatewayError, extraHeaders: Record<string, string> = {}, shape: ErrorShape = openAIErrorShape): void {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return;
   }
-  const body = JSON.stringify(err.toBody());
+  const body = JSON.stringify(shape(err));
   res.writeHead(err.status, {
     ...extraHeaders,
     ...err.headers,

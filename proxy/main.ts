@@ -1,13 +1,16 @@
 /**
  * Proxy process entry: config, the control-plane link, the gateway on `GATEWAY_PORT` (default
  * 8080), and a clean stop on SIGINT/SIGTERM (in-flight requests finish within the shutdown timeout,
- * queued log records are flushed, then exit).
+ * queued log records are flushed, then exit); under `npm start`, when start.ts says so or is gone
+ * (shared/supervised.ts).
  *
  * Env: `GATEWAY_PORT`, `GATEWAY_HOST` (default 0.0.0.0), `SVC_CONTROL_PLANE_API_KEY`, provider keys
- * (`OPENAI_API_KEY`, ...), `GATEWAY_CONFIG` / `--config FILE`.
+ * (`OPENAI_API_KEY`, ...), `GATEWAY_CONFIG` / `--config FILE`, `SVC_SUPERVISED` (set by `npm start`).
  */
 import { configPathFrom, ConfigError, loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
+import { applyModelOverrides } from '../shared/models.ts';
+import { onStopRequest } from '../shared/supervised.ts';
 import { ControlPlaneClient } from './controlplane.ts';
 import { createGateway } from './gateway.ts';
 import { createMetrics } from './metrics.ts';
@@ -24,6 +27,8 @@ function main(): void {
     }
     throw err;
   }
+  // gateway.yaml's `models:` prices and limits, for every model lookup of this process.
+  applyModelOverrides(config.models);
   const logger = createLogger('proxy', config.logLevel);
   let controlPlane: ControlPlaneClient | null = null;
   if (config.features !== 'none') {
@@ -48,10 +53,13 @@ function main(): void {
   const gateway = createGateway({ config, logger, controlPlane, metrics });
   const port = Number(process.env.GATEWAY_PORT ?? 8080);
   const host = process.env.GATEWAY_HOST ?? '0.0.0.0';
-  gateway.server.listen(port, host, () => {
-    const boundPort = (gateway.server.address() as { port: number }).port;
-    logger.info({ port: boundPort, host, features: config.features }, 'gateway listening');
-    if (process.send) process.send({ type: 'proxy.ready', port: boundPort });
+  void gateway.ready().then(() => {
+    if (stopping) return; // asked to stop while the store connected: never start listening
+    gateway.server.listen(port, host, () => {
+      const boundPort = (gateway.server.address() as { port: number }).port;
+      logger.info({ port: boundPort, host, features: config.features }, 'gateway listening');
+      if (process.send) process.send({ type: 'proxy.ready', port: boundPort });
+    });
   });
   gateway.server.on('error', (err) => {
     logger.fatal({ err }, 'gateway server error');
@@ -59,10 +67,10 @@ function main(): void {
   });
 
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (reason: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'proxy stopping: finishing in-flight requests');
+    logger.info({ reason }, 'proxy stopping: finishing in-flight requests');
     const force = setTimeout(() => process.exit(1), config.server.shutdownTimeoutMs * 2 + 5_000);
     force.unref();
     await gateway.close();
@@ -75,8 +83,7 @@ function main(): void {
     logger.info('proxy stopped');
     process.exit(0);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  onStopRequest((reason) => void stop(reason));
 }
 
 main();

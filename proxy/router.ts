@@ -9,6 +9,10 @@
  * cool-down). A 429 takes the provider out for its `Retry-After` (default 1 s). When every provider
  * is out, the least recently ejected one is used rather than failing the request.
  *
+ * Providers the gateway holds no credentials for are left out of the choice while the router has
+ * another provider for the endpoint (a request must never go upstream without credentials; the
+ * gateway refuses one routed to such a provider with `provider_key_missing`).
+ *
  * Retries: exponential backoff with full jitter between `min-delay` and `max-delay`
  * (delay_n = min(max, min·factorⁿ), slept as random(0, delay_n]) or a constant delay — AWS
  * Architecture Blog, "Exponential Backoff And Jitter" (2015).
@@ -16,10 +20,9 @@
 import type { LoadBalanceConfig, ProviderConfig, RetryPolicy, RouterConfig } from '../shared/config.ts';
 import { getModelInfo } from '../shared/models.ts';
 import type { ProviderName } from '../shared/providers.ts';
-import { isProviderName } from '../shared/providers.ts';
 import { LatencyBalancer } from './balancer/latency.ts';
 import { WeightedBalancer } from './balancer/weighted.ts';
-import type { Endpoint } from './providers/types.ts';
+import type { LoadBalanceKey } from './endpoints/types.ts';
 
 interface Outcome {
   atMs: number;
@@ -49,12 +52,29 @@ export interface ProviderHealthView {
   ejectedForMs: number;
   windowRequests: number;
   windowErrors: number;
+  /** Attempts sent to the provider and not yet answered (the latency balancer's count). */
+  inFlight: number;
 }
 
-/** Run-time state of one router. */
+/** The `load-balance.<key>` groups of a router's config, each choosing providers for endpoint kinds naming it. */
+export const LOAD_BALANCE_KEYS: readonly LoadBalanceKey[] = ['chat', 'embeddings'];
+
+/** One load-balance group of a router: its settings, weighted balancer and members with credentials. */
+interface Pool {
+  config: LoadBalanceConfig;
+  members: readonly ProviderName[];
+  weighted: WeightedBalancer<ProviderName>;
+  /** The members that have credentials (all members when none has). */
+  usable: readonly ProviderName[];
+}
+
+/**
+ * Run-time state of one router. Its methods take the endpoint kind's load-balance key
+ * (`EndpointKind.loadBalance`: `chat` for chat dialects, `embeddings`).
+ */
 export class RouterRuntime {
   readonly latency: LatencyBalancer<ProviderName>;
-  private readonly weighted: Map<Endpoint, WeightedBalancer<ProviderName>> = new Map();
+  private readonly pools = new Map<LoadBalanceKey, Pool>();
   private readonly health = new Map<ProviderName, ProviderHealth>();
 
   /**
@@ -62,49 +82,58 @@ export class RouterRuntime {
    * @param providers every provider's config (for `models` lists).
    * @param now clock in ms (monotonic); injectable for tests.
    * @param random random source in [0, 1); injectable for tests.
+   * @param keyless providers without credentials: never chosen while another member remains.
    */
   constructor(
     readonly config: RouterConfig,
     private readonly providers: Record<ProviderName, ProviderConfig>,
     private readonly now: () => number = () => performance.now(),
     private readonly random: () => number = Math.random,
+    keyless: ReadonlySet<ProviderName> = new Set(),
   ) {
-    const all = new Set<ProviderName>([...config.chat.providers, ...config.embeddings.providers].map((p) => p.provider));
+    const all = new Set<ProviderName>();
+    for (const key of LOAD_BALANCE_KEYS) {
+      const lb = config[key];
+      const members = lb.providers.map((p) => p.provider);
+      const withKeys = members.filter((p) => !keyless.has(p));
+      this.pools.set(key, { config: lb, members, weighted: new WeightedBalancer(lb.providers, random), usable: withKeys.length > 0 ? withKeys : members });
+      for (const p of members) all.add(p);
+    }
     this.latency = new LatencyBalancer([...all], { now, random });
-    this.weighted.set('chat', new WeightedBalancer(config.chat.providers, random));
-    this.weighted.set('embeddings', new WeightedBalancer(config.embeddings.providers, random));
     for (const p of all) this.health.set(p, { outcomes: [], ejectedUntilMs: 0, probing: false });
   }
 
-  /** The load-balance settings of an endpoint kind. */
-  loadBalance(endpoint: Endpoint): LoadBalanceConfig {
-    return endpoint === 'embeddings' ? this.config.embeddings : this.config.chat;
+  /** The load-balance settings of a load-balance key. */
+  loadBalance(key: LoadBalanceKey): LoadBalanceConfig {
+    return this.pools.get(key)!.config;
   }
 
-  /** The router's providers for an endpoint kind. */
-  members(endpoint: Endpoint): ProviderName[] {
-    return this.loadBalance(endpoint).providers.map((p) => p.provider);
+  /** The router's providers for a load-balance key (in config order; shared, not to be changed). */
+  members(key: LoadBalanceKey): readonly ProviderName[] {
+    return this.pools.get(key)!.members;
   }
 
   /**
-   * Chooses a provider for a bare model name, avoiding providers already tried when others remain,
-   * and unhealthy providers while healthy ones remain.
+   * Chooses a provider for a bare model name, avoiding providers without credentials while others
+   * remain, providers already tried when others remain, and unhealthy providers while healthy ones
+   * remain.
    * @returns the choice, or null when the router has no provider for the endpoint.
    */
-  choose(endpoint: Endpoint, model: string, tried: ReadonlySet<ProviderName> = new Set()): RouteChoice | null {
-    const lb = this.loadBalance(endpoint);
-    const members = this.members(endpoint);
-    let pool = members.filter((p) => !tried.has(p));
-    if (pool.length === 0) pool = members;
+  choose(key: LoadBalanceKey, model: string, tried: ReadonlySet<ProviderName> = new Set()): RouteChoice | null {
+    const pool = this.pools.get(key)!;
+    const lb = pool.config;
+    const members = pool.usable;
+    let untried: readonly ProviderName[] = members.filter((p) => !tried.has(p));
+    if (untried.length === 0) untried = members;
     const now = this.now();
-    const healthy = pool.filter((p) => this.available(p, now));
+    const healthy = untried.filter((p) => this.available(p, now));
     let probe = false;
     let candidates = healthy;
     if (candidates.length === 0) {
       // Everyone is out: use the provider whose ejection ends first.
-      candidates = [pool.reduce((a, b) => (this.health.get(a)!.ejectedUntilMs <= this.health.get(b)!.ejectedUntilMs ? a : b))];
+      candidates = [untried.reduce((a, b) => (this.health.get(a)!.ejectedUntilMs <= this.health.get(b)!.ejectedUntilMs ? a : b))];
     }
-    const provider = lb.strategy === 'weighted' ? this.weighted.get(endpoint)!.pick(candidates) : this.latency.pick(candidates);
+    const provider = lb.strategy === 'weighted' ? pool.weighted.pick(candidates) : this.latency.pick(candidates);
     if (!provider) return null;
     const h = this.health.get(provider)!;
     if (h.ejectedUntilMs > 0 && now >= h.ejectedUntilMs) {
@@ -124,8 +153,9 @@ export class RouterRuntime {
 
   /** model-mappings: when `provider` lacks `model`, the first mapping candidate for that provider. */
   private mapModel(lb: LoadBalanceConfig, provider: ProviderName, model: string): string {
-    if (lb.strategy !== 'model-mappings' || this.offers(provider, model)) return model;
-    for (const candidate of lb.modelMappings[model] ?? []) {
+    // Own keys only: a client's model named "constructor" or "__proto__" is just an unmapped name.
+    if (lb.strategy !== 'model-mappings' || this.offers(provider, model) || !Object.hasOwn(lb.modelMappings, model)) return model;
+    for (const candidate of lb.modelMappings[model]!) {
       const slash = candidate.indexOf('/');
       const p = slash > 0 ? candidate.slice(0, slash) : '';
       if (p === provider) return candidate.slice(slash + 1);
@@ -190,6 +220,7 @@ export class RouterRuntime {
       ejectedForMs: Math.max(0, h.ejectedUntilMs - now),
       windowRequests: h.outcomes.length,
       windowErrors: h.outcomes.filter((o) => o.failed).length,
+      inFlight: this.latency.snapshot(provider)?.inFlight ?? 0,
     }));
   }
 
@@ -216,14 +247,4 @@ export function retryDelay(policy: RetryPolicy | null, attempt: number, random: 
 /** True for outcomes a router retries: connection errors/timeouts (status 0), 429 and 5xx. */
 export function isRetryable(status: number): boolean {
   return status === 0 || status === 429 || status >= 500;
-}
-
-/** Splits `<provider>/<model>` when the prefix is a known provider name. */
-export function splitProviderModel(model: string): { provider: ProviderName | null; model: string } {
-  const slash = model.indexOf('/');
-  if (slash > 0) {
-    const p = model.slice(0, slash);
-    if (isProviderName(p)) return { provider: p, model: model.slice(slash + 1) };
-  }
-  return { provider: null, model };
 }

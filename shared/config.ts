@@ -18,11 +18,13 @@ import {
   object,
   optional,
   record,
+  size,
   string,
   refine,
   type Infer,
 } from 'superstruct';
 import { describeStructError, validateValue } from './validate.ts';
+import { checkModelOverrides, ModelOverrideError, REASONING_EFFORTS, type ModelOverride } from './models.ts';
 import { PROVIDER_NAMES, PROVIDERS, isProviderName, type ProviderName } from './providers.ts';
 
 /** Raised when the configuration is invalid; `message` names the key path and what is wrong. */
@@ -129,6 +131,27 @@ const ProviderConfigSchema = object({
   models: optional(array(string())),
 });
 
+const PricePerMTok = min(number(), 0);
+
+/**
+ * One entry of `models:`: prices in USD per 1,000,000 tokens, limits in tokens, `reasoning` (the
+ * model takes a reasoning effort) and `reasoning-efforts` (the ones it accepts when only some); see
+ * {@link ModelOverride} for what an absent member means.
+ */
+const ModelOverrideSchema = object({
+  kind: optional(enums(['chat', 'embeddings'])),
+  reasoning: optional(boolean()),
+  'reasoning-efforts': optional(size(array(enums(REASONING_EFFORTS)), 1, REASONING_EFFORTS.length)),
+  input: optional(PricePerMTok),
+  output: optional(PricePerMTok),
+  'cache-read': optional(PricePerMTok),
+  'cache-write-5m': optional(PricePerMTok),
+  'cache-write-1h': optional(PricePerMTok),
+  'context-window': optional(PositiveInt),
+  'max-output-tokens': optional(min(integer(), 0)),
+  'default-output-tokens': optional(min(integer(), 0)),
+});
+
 /** Superstruct schema of the YAML document (kebab-case keys, as users write them). */
 export const GatewayConfigSchema = object({
   svc: optional(object({ features: optional(enums(['none', 'auth', 'observability'])) })),
@@ -170,6 +193,8 @@ export const GatewayConfigSchema = object({
   'token-limit': optional(object({ preload: optional(boolean()) })),
   logging: optional(object({ level: optional(enums(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])) })),
   metrics: optional(object({ enabled: optional(boolean()) })),
+  /** Operator overrides of the model table, keyed `<provider>/<model>`. */
+  models: optional(record(string(), ModelOverrideSchema)),
 });
 
 /** The YAML document as validated, before defaults and duration parsing. */
@@ -266,6 +291,12 @@ export interface GatewayConfig {
    */
   tokenLimit: { preload: boolean };
   logLevel: string;
+  /**
+   * `models:`: prices (USD per 1M tokens) and limits (tokens) the operator adds or overrides, keyed
+   * `<provider>/<model>`; both processes apply them at start with `applyModelOverrides`
+   * (shared/models.ts). Validated against the shipped table here.
+   */
+  models: Record<string, ModelOverride>;
 }
 
 function toDuration(value: string | number | undefined, fallback: number): number {
@@ -281,6 +312,36 @@ function toLoadBalance(raw: Infer<typeof LoadBalanceChatSchema>, path: string): 
   const providers = raw.providers.map((p) => (typeof p === 'string' ? { provider: p, weight: 1 } : { provider: p.provider, weight: p.weight }));
   if (providers.length === 0) throw new ConfigError(`${path}.providers: expected at least one provider`);
   return { strategy: raw.strategy, providers, modelMappings: raw['model-mappings'] ?? {} };
+}
+
+/**
+ * The `models:` entries as {@link ModelOverride}s, each checked against the shipped model table.
+ * @throws {ConfigError} naming the key path (`models.<provider>/<model>.<member>`) and the problem.
+ */
+function toModelOverrides(raw: RawGatewayConfig['models'], source: string): Record<string, ModelOverride> {
+  const out: Record<string, ModelOverride> = Object.create(null);
+  for (const [key, m] of Object.entries(raw ?? {})) {
+    const o: ModelOverride = {};
+    if (m.kind !== undefined) o.kind = m.kind;
+    if (m.reasoning !== undefined) o.reasoning = m.reasoning;
+    if (m['reasoning-efforts'] !== undefined) o.reasoningEfforts = m['reasoning-efforts'];
+    if (m.input !== undefined) o.inputPerMTok = m.input;
+    if (m.output !== undefined) o.outputPerMTok = m.output;
+    if (m['cache-read'] !== undefined) o.cachedInputPerMTok = m['cache-read'];
+    if (m['cache-write-5m'] !== undefined) o.cacheWritePerMTok = m['cache-write-5m'];
+    if (m['cache-write-1h'] !== undefined) o.cacheWrite1hPerMTok = m['cache-write-1h'];
+    if (m['context-window'] !== undefined) o.contextWindow = m['context-window'];
+    if (m['max-output-tokens'] !== undefined) o.maxOutputTokens = m['max-output-tokens'];
+    if (m['default-output-tokens'] !== undefined) o.defaultOutputTokens = m['default-output-tokens'];
+    out[key] = o;
+  }
+  try {
+    checkModelOverrides(out);
+  } catch (err) {
+    if (!(err instanceof ModelOverrideError)) throw err;
+    throw new ConfigError(`${source}: models.${err.key}${err.member ? `.${err.member}` : ''}: ${err.message}`);
+  }
+  return out;
 }
 
 /**
@@ -308,7 +369,8 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
     };
   }
 
-  const routers: Record<string, RouterConfig> = {};
+  // No prototype: a router named "__proto__" is stored as one, not made the object's prototype.
+  const routers: Record<string, RouterConfig> = Object.create(null);
   for (const [name, r] of Object.entries(raw.routers ?? {})) {
     const path = `routers.${name}`;
     if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new ConfigError(`${source}: ${path}: router names may use letters, digits, '-', '_' and '.'`);
@@ -388,6 +450,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
     admin: { maxBodyBytes: raw.admin?.['max-body-size'] ?? 1024 * 1024, retentionDays: raw.admin?.['retention-days'] ?? 90 },
     tokenLimit: { preload: raw['token-limit']?.preload ?? false },
     logLevel: raw.logging?.level ?? env.LOG_LEVEL ?? 'info',
+    models: toModelOverrides(raw.models, source),
   };
 }
 

@@ -5,9 +5,10 @@
  * admin → proxy: `keys.snapshot` on connect, then `keys.upsert` / `keys.revoke` on every change,
  *   `records.ack` after a batch is committed, `prompt.result` answering `prompt.get`,
  *   `prompts.invalidate` when a prompt's versions or labels change.
- * proxy → admin: `records` (a batch of log records), `prompt.get`.
+ * proxy → admin: `records` (a batch of log records), `prompt.get`, `keys.used` (the ids of the keys
+ *   it authenticated since its last report, every few seconds; admin writes `api_key.last_used_at`).
  */
-import { any, array, literal, nullable, number, object, optional, record, string, union, type Infer, type Struct } from 'superstruct';
+import { any, array, literal, nullable, number, object, optional, record, size, string, union, type Infer, type Struct } from 'superstruct';
 import { validateValue } from './validate.ts';
 
 /** An authorized API key as the proxy holds it: hex SHA-256 of the key, its id and organization. */
@@ -42,8 +43,12 @@ export const AdminMessageSchema = union([
 /** A message from admin to a proxy. */
 export type AdminMessage = Infer<typeof AdminMessageSchema>;
 
+/** Most key ids in one `keys.used` message (a proxy splits a larger report). */
+export const MAX_KEYS_USED_PER_MESSAGE = 10_000;
+
 export const ProxyMessageSchema = union([
   object({ type: literal('records'), batchId: string(), records: array(any()) }),
+  object({ type: literal('keys.used'), keyIds: size(array(string()), 1, MAX_KEYS_USED_PER_MESSAGE) }),
   object({
     type: literal('prompt.get'),
     reqId: string(),

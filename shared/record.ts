@@ -1,8 +1,12 @@
 /**
  * The log record the proxy hands to admin for each request, and its superstruct schema (admin
  * validates every record it receives). Times are epoch milliseconds; durations are ms; token counts
- * are tokens. Bodies are the client's request body and the response body (a `chat.completion`
- * assembled from the stream when streamed), each capped in size by the proxy.
+ * are tokens. Bodies are the client's request body and the response body in the client's dialect
+ * (a `chat.completion` or a Messages `message` assembled from the stream when streamed), each
+ * capped in size by the proxy.
+ *
+ * Members added after the first release are `optional` so that records of proxies of the previous
+ * version (which lack them) stay valid: `sessionId`, `removedMembers`, `wireFormat`.
  */
 import {
   any,
@@ -20,12 +24,34 @@ import {
   type Infer,
 } from 'superstruct';
 
+const count = optional(nullable(number()));
+
+/**
+ * The usage object as the client's dialect reports it, from the JSON body or the stream:
+ * - OpenAI chat completions: `prompt_tokens` (cached tokens included), `completion_tokens`,
+ *   `total_tokens`, `prompt_tokens_details`, `completion_tokens_details`;
+ * - Anthropic Messages (Anthropic API reference, "Messages", `usage`): `input_tokens` (cached tokens
+ *   NOT included), `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens` and
+ *   `cache_creation.{ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}`; a stream's
+ *   `message_start` usage and `message_delta` usage (cumulative counts) merged;
+ * - OpenAI Responses (OpenAI API reference, "Responses", `usage`): `input_tokens` (cached tokens
+ *   included), `input_tokens_details.cached_tokens`, `output_tokens`,
+ *   `output_tokens_details.reasoning_tokens`, `total_tokens`.
+ * Other members pass unchecked (`type`). Admin reads the shapes in admin/usage.ts.
+ */
 const UsageSchema = type({
-  prompt_tokens: optional(nullable(number())),
-  completion_tokens: optional(nullable(number())),
-  total_tokens: optional(nullable(number())),
-  prompt_tokens_details: optional(nullable(type({ cached_tokens: optional(nullable(number())), cache_write_tokens: optional(nullable(number())), audio_tokens: optional(nullable(number())) }))),
-  completion_tokens_details: optional(nullable(type({ reasoning_tokens: optional(nullable(number())), audio_tokens: optional(nullable(number())) }))),
+  prompt_tokens: count,
+  completion_tokens: count,
+  total_tokens: count,
+  prompt_tokens_details: optional(nullable(type({ cached_tokens: count, cache_write_tokens: count, audio_tokens: count }))),
+  completion_tokens_details: optional(nullable(type({ reasoning_tokens: count, audio_tokens: count }))),
+  input_tokens: count,
+  output_tokens: count,
+  cache_read_input_tokens: count,
+  cache_creation_input_tokens: count,
+  cache_creation: optional(nullable(type({ ephemeral_5m_input_tokens: count, ephemeral_1h_input_tokens: count }))),
+  input_tokens_details: optional(nullable(type({ cached_tokens: count }))),
+  output_tokens_details: optional(nullable(type({ reasoning_tokens: count, thinking_tokens: count }))),
 });
 
 /** One attempt at a provider (routers may try several): provider name, HTTP status (0 = no response), latency ms. */
@@ -45,8 +71,11 @@ export const LogRecordSchema = object({
   responseCreatedAt: nullable(number()),
   path: string(),
   targetUrl: nullable(string()),
-  /** Provider config name (`openai`); admin stores the upper-case log name. */
-  provider: string(),
+  /**
+   * Provider config name (`openai`); null when the gateway answered before choosing a provider (an
+   * unknown provider prefix, a bad body). Admin stores and shows those as `SVC`, the gateway itself.
+   */
+  provider: nullable(string()),
   /** The model as the client wrote it (e.g. `openai/gpt-4o-mini`). */
   requestModel: nullable(string()),
   /** The bare model sent to the provider. */
@@ -86,7 +115,32 @@ export const LogRecordSchema = object({
     }),
   ),
   attempts: array(AttemptSchema),
-  endpoint: union([literal('chat'), literal('embeddings')]),
+  /**
+   * The endpoint kind the client called: `chat` (OpenAI chat completions), `embeddings`,
+   * `messages` (Anthropic Messages), `responses` (OpenAI Responses). It says which dialect the
+   * bodies and the usage are in.
+   */
+  endpoint: union([literal('chat'), literal('embeddings'), literal('messages'), literal('responses')]),
+  /**
+   * The client's coding session, when it names one: Claude Code's `x-claude-code-session-id`
+   * header (later Codex's session id). Requests of one session share it; stored and queryable
+   * (`sessions_request_response_rmt.session_session_id` in the REST filter). Absent in records of
+   * older proxies. Any string is accepted (it comes from a client's header); admin stores at most
+   * its first 256 characters and treats an empty one as none.
+   */
+  sessionId: optional(nullable(string())),
+  /**
+   * Request members a translator removed because the provider's wire format has no place for them
+   * (e.g. `context_management`, `system[1].cache_control`), as JSON paths into the client's body.
+   * Null or absent when nothing was removed. Admin keeps at most 1000 paths of 512 characters.
+   */
+  removedMembers: optional(nullable(array(string()))),
+  /**
+   * The wire format spoken to the provider (`anthropic-messages`, `openai-chat`,
+   * `bedrock-converse`, ...); equal to the client's dialect on passthrough. Null or absent when no
+   * provider was called or the proxy is older.
+   */
+  wireFormat: optional(nullable(string())),
 });
 
 /** One request's log record, as sent from proxy to admin. */

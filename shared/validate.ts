@@ -37,6 +37,17 @@ export function describeStructError(error: StructError | UndescribableValueError
   const prefix = `At path: ${error.path.join('.')} -- `;
   const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
   if (error.type === 'never') return `${path}: unknown key`;
-  if (error.value === undefined) return `${path}: required, ${message}`;
+  if (error.value === undefined) return `${path}: ${requiredMessage(message)}`;
   return `${path}: ${message}`;
+}
+
+/**
+ * One message for a missing member: `required, expected <what>`. superstruct's own message for it
+ * ("Expected a string, but received: undefined") says the same thing twice, and a struct's message
+ * that already starts with "required" is kept as it is rather than prefixed a second time.
+ */
+function requiredMessage(message: string): string {
+  if (/^required\b/i.test(message)) return message;
+  const expected = /^Expected (.*), but received: undefined$/s.exec(message);
+  return `required, ${expected ? `expected ${expected[1]}` : message}`;
 }

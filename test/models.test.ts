@@ -9,10 +9,20 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import raw from '../shared/data/models.json' with { type: 'json' };
 import { PROVIDER_NAMES } from '../shared/providers.ts';
-import { costUsd, getModelInfo, listModels, parseModelTable, tokenEstimateFactor } from '../shared/models.ts';
+import {
+  ANTHROPIC_CACHE_MULTIPLIERS,
+  acceptsReasoningEffort,
+  costOf,
+  costUsd,
+  getModelInfo,
+  listModels,
+  parseModelTable,
+  reasoningEffortFor,
+  tokenEstimateFactor,
+} from '../shared/models.ts';
 
-/** Provider response fixtures shared by the gateway's engineers (outside this repo). */
-const FIXTURES = process.env.PROVIDER_FIXTURES_DIR ?? fileURLToPath(new URL('../../shared/fixtures/providers/', import.meta.url));
+/** The recorded provider responses kept in this repository (test/fixtures/providers/README.md). */
+const FIXTURES = fileURLToPath(new URL('./fixtures/providers/', import.meta.url));
 
 describe('models.json', () => {
   const entries = raw.models as Array<Record<string, unknown> & { provider: string; model: string; aliases?: string[] }>;
@@ -32,9 +42,17 @@ describe('models.json', () => {
         assert.equal(e.output_per_mtok, 0, `${id}: embeddings have no output price`);
         assert.equal(maxOut, 0, `${id}: embeddings have no output`);
       }
+      if (e.input_per_mtok === null) {
+        // A model without a sourced price: both prices and every cache price are null.
+        for (const k of ['output_per_mtok', 'cached_input_per_mtok', 'cache_write_per_mtok', 'cache_write_1h_per_mtok']) assert.equal(e[k] ?? null, null, `${id}: ${k}`);
+        continue;
+      }
       for (const k of ['input_per_mtok', 'output_per_mtok']) assert.ok((e[k] as number) >= 0, `${id}: ${k}`);
       const cached = e.cached_input_per_mtok as number | null;
       if (cached !== null) assert.ok(cached <= (e.input_per_mtok as number), `${id}: cached input dearer than input`);
+      const w5 = e.cache_write_per_mtok as number | null;
+      const w1 = (e.cache_write_1h_per_mtok ?? null) as number | null;
+      if (w5 !== null && w1 !== null) assert.ok(w1 >= w5, `${id}: a 1-hour write cheaper than a 5-minute one`);
       assert.match(e.as_of as string, /^20\d\d-\d\d-\d\d$/, `${id}: as_of`);
     }
   });
@@ -62,10 +80,11 @@ describe('models.json', () => {
 
   it('covers the models named in the brief', () => {
     const want: Record<string, string[]> = {
-      openai: ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o1', 'o3', 'o3-mini', 'o4-mini', 'gpt-5',
+      openai: ['gpt-6.2-sol', 'gpt-6.2-astra', 'gpt-6-astra', 'gpt-6-luna', 'gpt-5.6-sol', 'gpt-5.6-terra', 'gpt-5.6-luna', 'gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o1', 'o3', 'o3-mini', 'o4-mini', 'gpt-5',
         'gpt-5-mini', 'gpt-5-nano', 'gpt-4-turbo', 'gpt-4', 'gpt-3.5-turbo', 'text-embedding-3-small', 'text-embedding-3-large',
         'text-embedding-ada-002'],
-      anthropic: ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1', 'claude-sonnet-4', 'claude-3-7-sonnet', 'claude-3-5-haiku'],
+      anthropic: ['claude-opus-5-5', 'claude-opus-5', 'claude-sonnet-5-5', 'claude-sonnet-5', 'claude-haiku-5-5', 'claude-opus-4-8', 'claude-opus-4-6',
+        'claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1', 'claude-sonnet-4', 'claude-3-7-sonnet', 'claude-3-5-haiku', 'claude-3-5-sonnet', 'claude-3-opus'],
       gemini: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash'],
       groq: ['llama-3.3-70b-versatile', 'llama-3.1-8b-instant', 'openai/gpt-oss-120b', 'openai/gpt-oss-20b'],
       mistral: ['mistral-large-latest', 'mistral-small-latest', 'pixtral-12b-latest', 'codestral-latest'],
@@ -120,6 +139,18 @@ describe('parseModelTable', () => {
     assert.throws(() => parseModelTable(table([{ ...good, max_output_tokens: 10_000_000 }])), /exceeds context_window/);
     assert.throws(() => parseModelTable(table([{ ...good, default_output_tokens: (good.max_output_tokens as number) + 1 }])), /exceeds max_output_tokens/);
     assert.throws(() => parseModelTable(table([good, { ...good, aliases: [] }])), /already used/);
+  });
+
+  it('throws when reasoning is missing or not a boolean, or reasoning_efforts are malformed or given without reasoning', () => {
+    const { reasoning: _, ...withoutReasoning } = good;
+    assert.throws(() => parseModelTable(table([withoutReasoning])), /models\[0\] \(openai\/[^)]+\): reasoning: /);
+    assert.throws(() => parseModelTable(table([{ ...good, reasoning: 'yes' }])), /reasoning: /);
+    assert.throws(() => parseModelTable(table([{ ...good, reasoning: true, reasoning_efforts: ['extreme'] }])), /reasoning_efforts\.0/);
+    assert.throws(() => parseModelTable(table([{ ...good, reasoning: true, reasoning_efforts: [] }])), /reasoning_efforts/);
+    assert.throws(() => parseModelTable(table([{ ...good, reasoning: false, reasoning_efforts: ['low'] }])), /reasoning_efforts: only a model with reasoning true/);
+    // Listed in any order, kept in the order of the effort scale.
+    const parsed = parseModelTable(table([{ ...good, reasoning: true, reasoning_efforts: ['high', 'low', 'high'] }]));
+    assert.deepEqual(parsed.models[0]!.reasoningEfforts, ['low', 'high']);
   });
 
   it('throws on a malformed top level', () => {
@@ -201,11 +232,8 @@ describe('getModelInfo', () => {
     }
   });
 
-  it('resolves the model string of every chat fixture file on disk', (t) => {
-    if (!existsSync(FIXTURES)) {
-      t.skip(`no fixtures at ${FIXTURES}`);
-      return;
-    }
+  it('resolves the model string of every chat fixture file on disk', () => {
+    assert.ok(existsSync(FIXTURES), `no fixtures at ${FIXTURES}`);
     const found: string[] = [];
     for (const provider of readdirSync(FIXTURES)) {
       const dir = join(FIXTURES, provider);
@@ -225,6 +253,54 @@ describe('getModelInfo', () => {
     for (const [provider, model] of fixtureModels.filter(([p]) => p !== 'bedrock')) {
       assert.ok(found.includes(`${provider}/${model}`), `fixture for ${provider}/${model} not found on disk`);
     }
+  });
+});
+
+describe('models named by recorded clients and streams', () => {
+  /** Every `"model"` string in a fixture file's text (streams and request bodies included). */
+  const modelsIn = (file: string) => [...readFileSync(file, 'utf8').matchAll(/"model": ?"([^"]+)"/g)].map((m) => m[1]!);
+
+  it('resolves every model of the Anthropic fixtures (.json and .sse) and of the captured clients', () => {
+    const anthropic = join(FIXTURES, 'anthropic');
+    const found = new Set<string>();
+    for (const file of readdirSync(anthropic).filter((f) => f.endsWith('.json') || f.endsWith('.sse'))) {
+      for (const model of modelsIn(join(anthropic, file))) {
+        found.add(model);
+        assert.ok(getModelInfo('anthropic', model), `anthropic/${file}: ${model} does not resolve`);
+      }
+    }
+    const clients = fileURLToPath(new URL('./fixtures/clients/', import.meta.url));
+    const claudeCode = modelsIn(join(clients, 'claude-code-2.1.328.request.json'));
+    assert.deepEqual(claudeCode, ['claude-opus-5-5'], "Claude Code's default model");
+    for (const m of claudeCode) assert.ok(getModelInfo('anthropic', m)?.inputPerMTok, `${m} has a price`);
+    for (const m of modelsIn(join(clients, 'codex-0.169.0.request.json'))) assert.ok(getModelInfo('openai', m), `codex: ${m}`);
+    for (const m of ['claude-opus-5', 'claude-opus-4-6', 'claude-3-opus-latest', 'claude-3-5-sonnet-20240620', 'claude-sonnet-4-5']) {
+      assert.ok(found.has(m), `${m} is no longer in the fixtures: update this test`);
+    }
+  });
+
+  it("Claude Code's default model: 1M context, 128K output, Anthropic's own prices", () => {
+    const info = getModelInfo('anthropic', 'claude-opus-5-5')!;
+    assert.deepEqual(
+      [info.contextWindow, info.maxOutputTokens, info.inputPerMTok, info.cachedInputPerMTok, info.cacheWritePerMTok, info.cacheWrite1hPerMTok, info.outputPerMTok],
+      [1_000_000, 128_000, 4, 0.2, 5, 8, 20],
+    );
+  });
+
+  it('derives missing Anthropic cache prices with the documented multipliers, and only for anthropic', () => {
+    assert.deepEqual(ANTHROPIC_CACHE_MULTIPLIERS, { read: 0.1, write5m: 1.25, write1h: 2 });
+    const haiku = getModelInfo('anthropic', 'claude-haiku-5-5')!;
+    assert.equal(haiku.cachedInputPerMTok, 0.01, 'read: 0.1 x $0.10');
+    assert.equal(haiku.cacheWritePerMTok, 0.125, "the page's own figure");
+    // An OpenAI model whose page shows no cache price bills cached tokens as input.
+    assert.equal(getModelInfo('openai', 'gpt-6-astra')!.cachedInputPerMTok, null);
+  });
+
+  it('a model without a sourced price is known (limits) but unpriced', () => {
+    const astra = getModelInfo('openai', 'gpt-6.2-astra')!;
+    assert.equal(astra.contextWindow, 1_050_000);
+    assert.equal(astra.inputPerMTok, null);
+    assert.equal(astra.outputPerMTok, null);
   });
 });
 
@@ -288,12 +364,93 @@ describe('costUsd', () => {
     assert.equal(costUsd('openai', 'gpt-4o', { promptTokens: 0, completionTokens: 0 }), 0);
   });
 
+  it("prices Anthropic's cache reads, 5-minute and 1-hour writes apart (claude-opus-5-5)", () => {
+    // message.json's usage on Opus 5.5 ($4 in, $0.20 read, $5 5m write, $20 out):
+    // 3·4 + 1111·0.2 + 418·5 + 33·20 = 12 + 222.2 + 2090 + 660 = 2984.2 → $0.0029842
+    assert.equal(costUsd('anthropic', 'claude-opus-5-5', { promptTokens: 1532, completionTokens: 33, cachedReadTokens: 1111, cacheWriteTokens: 418 }), 0.0029842);
+    // 3000 writes of which 2000 with the 1-hour TTL ($8): 10·4 + 1000·0.2 + 1000·5 + 2000·8 + 500·20
+    // = 40 + 200 + 5000 + 16000 + 10000 = 31240 → $0.03124
+    const usage = { promptTokens: 4010, completionTokens: 500, cachedReadTokens: 1000, cacheWriteTokens: 3000, cacheWrite1hTokens: 2000 };
+    assert.equal(costUsd('anthropic', 'claude-opus-5-5', usage), 0.03124);
+    // Claude Sonnet 4.5: reads 0.1x ($0.30), 5m writes 1.25x ($3.75), 1h writes 2x ($6) of $3:
+    // 10·3 + 1000·0.3 + 1000·3.75 + 2000·6 + 500·15 = 30 + 300 + 3750 + 12000 + 7500 = 23580 → $0.02358
+    assert.equal(costUsd('anthropic', 'claude-sonnet-4-5', usage), 0.02358);
+  });
+
+  it('prices 1-hour writes at the 5-minute price when the model has no 1-hour price (Bedrock)', () => {
+    // us.* Sonnet 4.5 on Bedrock: $3.30 in, $4.125 write, $16.50 out; 100 writes, 40 of them 1-hour:
+    // 100·4.125 + 10·16.5 = 412.5 + 165 = 577.5 → $0.0005775
+    assert.equal(costUsd('bedrock', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', { promptTokens: 100, completionTokens: 10, cacheWriteTokens: 100, cacheWrite1hTokens: 40 }), 0.0005775);
+  });
+
+  it('says why there is no cost: an unknown model, or a known model without a price', () => {
+    const usage = { promptTokens: 10, completionTokens: 10 };
+    assert.deepEqual(costOf('openai', 'gpt-6.2-astra', usage), { usd: null, missing: 'no-price' });
+    assert.deepEqual(costOf('anthropic', 'claude-nonexistent-9', usage), { usd: null, missing: 'unknown-model' });
+    assert.deepEqual(costOf('anthropic', 'claude-haiku-5-5', { promptTokens: 10_100, completionTokens: 50, cachedReadTokens: 10_000 }), { usd: 0.000135, missing: null });
+  });
+
   it('rejects negative or non-finite counts and cached counts above the prompt', () => {
+    assert.throws(() => costUsd('anthropic', 'claude-opus-5-5', { promptTokens: 10, completionTokens: 0, cacheWriteTokens: 5, cacheWrite1hTokens: 6 }), /cacheWrite1hTokens/);
     assert.throws(() => costUsd('openai', 'gpt-4o', { promptTokens: -1, completionTokens: 0 }), RangeError);
     assert.throws(() => costUsd('openai', 'gpt-4o', { promptTokens: Number.NaN, completionTokens: 0 }), RangeError);
     assert.throws(
       () => costUsd('anthropic', 'claude-sonnet-4-5', { promptTokens: 3, completionTokens: 33, cachedReadTokens: 1111 }),
       /must include cached tokens/,
     );
+  });
+});
+
+describe('reasoning: which models take a reasoning effort', () => {
+  it('every entry says so; embedding models do not; reasoning_efforts only on reasoning models; the notes document it', () => {
+    for (const e of raw.models as Array<Record<string, unknown>>) {
+      const id = `${String(e.provider)}/${String(e.model)}`;
+      assert.equal(typeof e.reasoning, 'boolean', id);
+      if (e.kind === 'embeddings') assert.equal(e.reasoning, false, id);
+      if (e.reasoning_efforts !== undefined) assert.equal(e.reasoning, true, id);
+    }
+    assert.match(raw.notes, /reasoning is true for a model that takes a reasoning effort/);
+    assert.match(raw.notes, /A model not in the table is treated as taking no reasoning effort/);
+  });
+
+  it("true for the reasoning models whose provider documents reasoning_effort, false for those that refuse or ignore it", () => {
+    const yes: Array<[string, string]> = [
+      ['openai', 'o1'], ['openai', 'o3-mini'], ['openai', 'o3-mini-2025-01-31'], ['openai', 'o4-mini'], ['openai', 'gpt-5'], ['openai', 'gpt-5-mini-2025-08-07'],
+      ['openai', 'gpt-5.1'], ['openai', 'gpt-6.2-sol'], ['openai', 'gpt-5.6'], ['azure', 'o3'], ['gemini', 'gemini-2.5-pro'], ['gemini', 'gemini-2.5-flash-lite'],
+      ['gemini', 'gemini-3-pro-preview'], ['groq', 'openai/gpt-oss-120b'], ['deepseek', 'deepseek-reasoner'], ['xai', 'grok-3-mini-latest'],
+      ['anthropic', 'claude-opus-5-5'], ['anthropic', 'claude-3-7-sonnet-latest'],
+    ];
+    const no: Array<[string, string]> = [
+      ['openai', 'gpt-4o'], ['openai', 'gpt-4o-mini'], ['openai', 'gpt-4o-2024-11-20'], ['openai', 'gpt-4.1'], ['openai', 'gpt-3.5-turbo'], ['openai', 'o1-mini'],
+      ['openai', 'gpt-5-chat-latest'], ['openai', 'text-embedding-3-small'], ['azure', 'gpt-4o-mini'], ['groq', 'llama-3.3-70b-versatile'], ['groq', 'qwen/qwen3-32b'],
+      ['deepseek', 'deepseek-chat'], ['gemini', 'gemini-2.0-flash'], ['mistral', 'mistral-large-latest'], ['mistral', 'magistral-medium-latest'],
+      ['xai', 'grok-4'], ['xai', 'grok-4-fast-reasoning'], ['xai', 'grok-code-fast-1'], ['openrouter', 'openai/gpt-4o-mini'], ['ollama', 'llama3.2'],
+      ['anthropic', 'claude-3-5-haiku'], ['bedrock', 'us.amazon.nova-pro-v1:0'],
+    ];
+    for (const [p, m] of yes) assert.equal(acceptsReasoningEffort(p, m), true, `${p}/${m}`);
+    for (const [p, m] of no) assert.equal(acceptsReasoningEffort(p, m), false, `${p}/${m}`);
+  });
+
+  it('null for a model or provider the table does not know', () => {
+    assert.equal(acceptsReasoningEffort('openai', 'o9-preview'), null);
+    assert.equal(acceptsReasoningEffort('ollama', 'some-local-model'), null);
+    assert.equal(acceptsReasoningEffort('no-such-provider', 'gpt-5'), null);
+  });
+
+  it('reasoningEffortFor: the effort asked for, or the nearest the model accepts (a tie to the greater); null when none is to be sent', () => {
+    assert.equal(reasoningEffortFor('openai', 'gpt-5', 'medium'), 'medium');
+    assert.equal(reasoningEffortFor('openai', 'o3', 'low'), 'low');
+    assert.equal(reasoningEffortFor('gemini', 'gemini-3-pro-preview', 'medium'), 'high');
+    assert.equal(reasoningEffortFor('gemini', 'gemini-3-pro-preview', 'low'), 'low');
+    assert.equal(reasoningEffortFor('gemini', 'gemini-3-pro-preview', 'minimal'), 'low');
+    assert.equal(reasoningEffortFor('gemini', 'gemini-3-pro-preview', 'none'), 'low');
+    assert.equal(reasoningEffortFor('gemini', 'gemini-3-pro-preview', 'xhigh'), 'high');
+    assert.equal(reasoningEffortFor('xai', 'grok-3-mini', 'medium'), 'high');
+    assert.equal(reasoningEffortFor('openai', 'gpt-5-pro', 'low'), 'high');
+    assert.equal(reasoningEffortFor('openai', 'gpt-4o-mini', 'medium'), null);
+    assert.equal(reasoningEffortFor('xai', 'grok-4', 'high'), null);
+    assert.equal(reasoningEffortFor('openai', 'o9-preview', 'high'), null);
+    assert.deepEqual(getModelInfo('gemini', 'gemini-3-pro-preview')!.reasoningEfforts, ['low', 'high']);
+    assert.equal(getModelInfo('openai', 'gpt-5')!.reasoningEfforts, null);
   });
 });

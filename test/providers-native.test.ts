@@ -1,7 +1,7 @@
 /**
- * Unit tests of the native provider modules (Anthropic, Bedrock, Azure) against recorded provider bytes in
- * /work/shared/fixtures/providers/ (see its README.md): request mapping, response / stream / error mapping,
- * SigV4 signing and Azure addressing.
+ * Unit tests of the native providers (Anthropic, Bedrock, Azure) against recorded provider bytes in
+ * test/fixtures/providers/ (see its README.md): the translators' request, response and stream mapping
+ * (proxy/translators/), the transports' error mapping, SigV4 signing and Azure addressing (proxy/providers/).
  */
 import { strict as assert } from 'node:assert';
 import { createHash, createHmac } from 'node:crypto';
@@ -14,30 +14,30 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from 
 import type { ProviderConfig } from '../shared/config.ts';
 import type { ProviderName } from '../shared/providers.ts';
 import { GatewayError } from '../proxy/errors.ts';
-import {
-  anthropic,
-  createAnthropicStreamMapper,
-  fromAnthropicMessage,
-  mapAnthropicError,
-  toAnthropicRequest,
-  type AnthropicMessage,
-} from '../proxy/providers/anthropic.ts';
-import {
-  awsCredentialsFromEnv,
-  bedrock,
-  createBedrockAdapter,
-  createBedrockStreamMapper,
-  fromBedrockEmbeddings,
-  fromConverseResponse,
-  mapBedrockError,
-  toBedrockEmbeddingsRequest,
-  toConverseRequest,
-  type ConverseResponse,
-} from '../proxy/providers/bedrock.ts';
-import { AZURE_DEFAULT_API_VERSION, azure, mapAzureError } from '../proxy/providers/azure.ts';
+import { createAnthropicStreamMapper, fromAnthropicMessage, toAnthropicRequest } from '../proxy/translators/openai-chat-to-anthropic-messages.ts';
+import { createBedrockStreamMapper, fromConverseResponse, toConverseRequest } from '../proxy/translators/openai-chat-to-bedrock-converse.ts';
+import { fromBedrockEmbeddings, toBedrockEmbeddingsRequest } from '../proxy/translators/openai-embeddings-to-bedrock-embeddings.ts';
+import type { AnthropicMessage } from '../proxy/translators/wire/anthropic-messages.ts';
+import type { ConverseResponse } from '../proxy/translators/wire/bedrock.ts';
+import { awsCredentialsFromEnv } from '../proxy/providers/aws-sigv4.ts';
+import { AZURE_DEFAULT_API_VERSION } from '../proxy/providers/azure.ts';
+import { createBedrockTransport, type BedrockTransportOptions } from '../proxy/providers/bedrock.ts';
+import { bindEndpoints } from '../proxy/providers/binding.ts';
+import { BINDINGS } from '../proxy/providers/index.ts';
 import type { ProviderCall } from '../proxy/providers/types.ts';
 
-const FIXTURES = new URL('../../shared/fixtures/providers/', import.meta.url);
+// The providers as the gateway holds them: each transport bound to its translator per endpoint kind it serves
+// (proxy/providers/binding.ts), keyed by endpoint kind.
+const anthropic = BINDINGS.anthropic!;
+const bedrock = BINDINGS.bedrock!;
+const azure = BINDINGS.azure!;
+const createBedrockBindings = (options: BedrockTransportOptions) => bindEndpoints(createBedrockTransport(options));
+// Error mapping as the gateway renders it for an OpenAI client: the transport's neutral error in OpenAI's shape.
+const mapAnthropicError = (status: number, body: Buffer) => anthropic.chat!.mapError(status, body);
+const mapBedrockError = (status: number, body: Buffer, headers?: Record<string, string>) => bedrock.chat!.mapError(status, body, headers);
+const mapAzureError = (status: number, body: Buffer) => azure.chat!.mapError(status, body);
+
+const FIXTURES = new URL('./fixtures/providers/', import.meta.url);
 const fixture = (path: string): Buffer => readFileSync(new URL(path, FIXTURES));
 const fixtureJson = <T = any>(path: string): T => JSON.parse(fixture(path).toString('utf8')) as T;
 
@@ -336,9 +336,9 @@ describe('anthropic: request mapping', () => {
     assertGatewayError(() => toAnthropicRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], n: 2 }, false), 400, 'unsupported_parameter', 'n');
   });
 
-  it('buildRequest: POST {baseUrl}/messages with x-api-key and anthropic-version; missing key is provider_not_configured', async () => {
+  it('buildRequest: POST {baseUrl}/messages with x-api-key and anthropic-version; missing key is 503 provider_key_missing', async () => {
     const call = makeCall('anthropic', { model: 'claude-sonnet-4-5', stream: true }, { baseUrl: 'https://api.anthropic.com/v1', apiKey: 'sk-ant-test-key-123456' });
-    const req = await anthropic.buildRequest(call, 'chat');
+    const req = await anthropic.chat!.buildRequest(call);
     assert.equal(req.url.href, 'https://api.anthropic.com/v1/messages');
     assert.equal(req.method, 'POST');
     assert.equal(req.headers['x-api-key'], 'sk-ant-test-key-123456');
@@ -349,13 +349,13 @@ describe('anthropic: request mapping', () => {
     assert.equal(body.model, 'claude-sonnet-4-5');
     assert.equal(body.stream, true);
     assert.equal(body.max_tokens, 4096);
-    assert.deepEqual(anthropic.endpoints, ['chat']);
-    assert.equal(anthropic.passthrough, false);
+    assert.deepEqual(Object.keys(anthropic), ['chat', 'messages', 'count_tokens', 'responses']);
+    assert.equal(anthropic.chat!.passthrough, false);
 
     const err = await assertRejectsGateway(
-      Promise.resolve().then(() => anthropic.buildRequest(makeCall('anthropic', {}, { baseUrl: 'https://api.anthropic.com/v1' }), 'chat')),
-      500,
-      'provider_not_configured',
+      Promise.resolve().then(() => anthropic.chat!.buildRequest(makeCall('anthropic', {}, { baseUrl: 'https://api.anthropic.com/v1' }))),
+      503,
+      'provider_key_missing',
     );
     assert.match(err.message, /ANTHROPIC_API_KEY/);
   });
@@ -381,7 +381,7 @@ describe('anthropic: response mapping', () => {
   });
 
   it('message-tool-use.json → four parallel tool_calls with JSON-string arguments', () => {
-    const mapped = anthropic.mapResponse!(fixture('anthropic/message-tool-use.json'), makeCall('anthropic', {}), 'chat');
+    const mapped = anthropic.chat!.mapResponse(fixture('anthropic/message-tool-use.json'), makeCall('anthropic', {}));
     assert.equal(mapped.status, 200);
     const completion = mapped.body as ChatCompletion;
     const choice = completion.choices[0]!;
@@ -670,9 +670,9 @@ describe('bedrock: buildRequest and SigV4', () => {
   });
 
   it('signs POST /model/{id}/converse on the regional host', async () => {
-    const adapter = createBedrockAdapter({ env: TEST_ENV, now: () => FIXED_DATE });
+    const bindings = createBedrockBindings({ env: TEST_ENV, now: () => FIXED_DATE });
     const call = makeCall('bedrock', { model: 'us.amazon.nova-micro-v1:0', messages: [{ role: 'user', content: 'Hello' }] });
-    const req = await adapter.buildRequest(call, 'chat');
+    const req = await bindings.chat!.buildRequest(call);
     assert.equal(req.url.href, 'https://bedrock-runtime.us-east-1.amazonaws.com/model/us.amazon.nova-micro-v1%3A0/converse');
     assert.equal(req.method, 'POST');
     const h = req.headers;
@@ -691,9 +691,9 @@ describe('bedrock: buildRequest and SigV4', () => {
   });
 
   it('streams use /converse-stream; a session token is signed; base-url and region config override', async () => {
-    const adapter = createBedrockAdapter({ env: { ...TEST_ENV, AWS_SESSION_TOKEN: 'session-tok' }, now: () => FIXED_DATE });
+    const bindings = createBedrockBindings({ env: { ...TEST_ENV, AWS_SESSION_TOKEN: 'session-tok' }, now: () => FIXED_DATE });
     const call = makeCall('bedrock', { model: 'anthropic.claude-3-haiku', stream: true }, { baseUrl: 'http://127.0.0.1:4010/', region: 'eu-west-3' });
-    const req = await adapter.buildRequest(call, 'chat');
+    const req = await bindings.chat!.buildRequest(call);
     assert.equal(req.url.href, 'http://127.0.0.1:4010/model/anthropic.claude-3-haiku/converse-stream');
     assert.equal(req.headers.host, '127.0.0.1:4010');
     assert.equal(req.headers.accept, 'application/vnd.amazon.eventstream');
@@ -702,21 +702,22 @@ describe('bedrock: buildRequest and SigV4', () => {
     assert.match(req.headers.authorization!, /SignedHeaders=[^,]*x-amz-security-token/);
   });
 
-  it('missing region or credentials → 500 provider_not_configured', async () => {
+  it('missing region → 500 provider_not_configured; missing credentials → 503 provider_key_missing', async () => {
     const call = makeCall('bedrock', {});
-    await assertRejectsGateway(Promise.resolve(createBedrockAdapter({ env: { AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 's' } }).buildRequest(call, 'chat')), 500, 'provider_not_configured');
-    await assertRejectsGateway(Promise.resolve(createBedrockAdapter({ env: { AWS_REGION: 'us-east-1' } }).buildRequest(call, 'chat')), 500, 'provider_not_configured');
-    assert.equal(bedrock.name, 'bedrock');
-    assert.deepEqual(bedrock.endpoints, ['chat', 'embeddings']);
+    await assertRejectsGateway(Promise.resolve(createBedrockBindings({ env: { AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 's' } }).chat!.buildRequest(call)), 500, 'provider_not_configured');
+    const noKey = await assertRejectsGateway(Promise.resolve(createBedrockBindings({ env: { AWS_REGION: 'us-east-1' } }).chat!.buildRequest(call)), 503, 'provider_key_missing');
+    assert.match(noKey.message, /AWS_ACCESS_KEY_ID/);
+    assert.equal(bedrock.chat!.transport.name, 'bedrock');
+    assert.deepEqual(Object.keys(bedrock), ['chat', 'embeddings', 'messages', 'responses']);
   });
 
   it('embeddings: Titan InvokeModel request and response (float and base64)', async () => {
-    const adapter = createBedrockAdapter({ env: TEST_ENV, now: () => FIXED_DATE });
+    const bindings = createBedrockBindings({ env: TEST_ENV, now: () => FIXED_DATE });
     const call: ProviderCall = { ...makeCall('bedrock', {}), body: { model: 'amazon.titan-embed-text-v2:0', input: 'hello', encoding_format: 'base64' } as never };
-    const req = await adapter.buildRequest(call, 'embeddings');
+    const req = await bindings.embeddings!.buildRequest(call);
     assert.equal(req.url.pathname, '/model/amazon.titan-embed-text-v2%3A0/invoke');
     assert.deepEqual(JSON.parse(req.body.toString('utf8')), { inputText: 'hello' });
-    const mapped = adapter.mapResponse!(Buffer.from(JSON.stringify({ embedding: [0.5, -1, 2], inputTextTokenCount: 2 })), call, 'embeddings');
+    const mapped = bindings.embeddings!.mapResponse(Buffer.from(JSON.stringify({ embedding: [0.5, -1, 2], inputTextTokenCount: 2 })), call);
     const list = mapped.body as any;
     assert.equal(list.object, 'list');
     assert.equal(list.model, 'amazon.titan-embed-text-v2:0');
@@ -742,7 +743,7 @@ describe('bedrock: response mapping', () => {
 
   it('converse-tool-use.json → tool_calls', () => {
     const call = makeCall('bedrock', { model: 'us.amazon.nova-micro-v1:0' });
-    const mapped = bedrock.mapResponse!(fixture('bedrock/converse-tool-use.json'), call, 'chat');
+    const mapped = bedrock.chat!.mapResponse(fixture('bedrock/converse-tool-use.json'), call);
     assert.equal(mapped.status, 200);
     const choice = (mapped.body as ChatCompletion).choices[0]!;
     assert.equal(choice.finish_reason, 'tool_calls');
@@ -882,7 +883,7 @@ describe('azure', () => {
 
   it('chat: deployment URL, default api-version, api-key header, body passed through', async () => {
     const call = makeCall('azure', { model: 'gpt-4o', stream: true, stream_options: { include_usage: true } }, config);
-    const req = await azure.buildRequest(call, 'chat');
+    const req = await azure.chat!.buildRequest(call);
     assert.equal(req.url.href, `https://my-resource.openai.azure.com/openai/deployments/prod-gpt4o/chat/completions?api-version=${AZURE_DEFAULT_API_VERSION}`);
     assert.equal(AZURE_DEFAULT_API_VERSION, '2024-10-21');
     assert.equal(req.method, 'POST');
@@ -890,28 +891,28 @@ describe('azure', () => {
     assert.equal(req.headers.authorization, undefined);
     assert.equal(req.headers['content-type'], 'application/json');
     assert.deepEqual(JSON.parse(req.body.toString('utf8')), call.body);
-    assert.equal(azure.passthrough, true);
-    assert.deepEqual(azure.endpoints, ['chat', 'embeddings']);
+    assert.equal(azure.chat!.passthrough && azure.embeddings!.passthrough, true);
+    assert.deepEqual(Object.keys(azure), ['chat', 'embeddings', 'messages', 'responses', 'stored_response']);
   });
 
   it('embeddings, configured api-version, unmapped model, base URL ending in /openai', async () => {
     const call = makeCall('azure', { model: 'text-embedding-3-small' }, { ...config, baseUrl: 'https://r.openai.azure.com/openai/', apiVersion: '2025-01-01-preview' });
-    const req = await azure.buildRequest(call, 'embeddings');
+    const req = await azure.embeddings!.buildRequest(call);
     assert.equal(req.url.href, 'https://r.openai.azure.com/openai/deployments/text-embedding-3-small/embeddings?api-version=2025-01-01-preview');
   });
 
-  it('missing base URL or key → 500 provider_not_configured, without echoing keys', async () => {
+  it('missing base URL → 500 provider_not_configured, missing key → 503 provider_key_missing, without echoing keys', async () => {
     const noUrl = await assertRejectsGateway(
-      Promise.resolve().then(() => azure.buildRequest(makeCall('azure', {}, { apiKey: 'azure-key-123' }), 'chat')),
+      Promise.resolve().then(() => azure.chat!.buildRequest(makeCall('azure', {}, { apiKey: 'azure-key-123' }))),
       500,
       'provider_not_configured',
     );
     assert.match(noUrl.message, /providers\.azure\.base-url/);
     assert.ok(!noUrl.message.includes('azure-key-123'));
     const noKey = await assertRejectsGateway(
-      Promise.resolve().then(() => azure.buildRequest(makeCall('azure', {}, { baseUrl: 'https://r.openai.azure.com' }), 'chat')),
-      500,
-      'provider_not_configured',
+      Promise.resolve().then(() => azure.chat!.buildRequest(makeCall('azure', {}, { baseUrl: 'https://r.openai.azure.com' }))),
+      503,
+      'provider_key_missing',
     );
     assert.match(noKey.message, /AZURE_OPENAI_API_KEY/);
   });

@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { LogQueue, serializeRecord } from '../proxy/log-queue.ts';
-import { ResponseRecorder } from '../proxy/response-recorder.ts';
+import { ResponseRecorder } from '../proxy/observers/response-recorder.ts';
 
-const fixture = (p: string) => readFileSync(new URL(`../../shared/fixtures/providers/${p}`, import.meta.url));
+const fixture = (p: string) => readFileSync(new URL(`./fixtures/providers/${p}`, import.meta.url));
 
 function feed(rec: ResponseRecorder, bytes: Buffer, piece: number) {
   for (let i = 0; i < bytes.length; i += piece) rec.push(bytes.subarray(i, i + piece));

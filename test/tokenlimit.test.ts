@@ -13,16 +13,21 @@ import { describe, it } from 'node:test';
 import type { ChatCompletionRequest, ChatMessage } from '../shared/chat.ts';
 import { GatewayError } from '../proxy/errors.ts';
 import { getModelInfo } from '../shared/models.ts';
+import { createRequire } from 'node:module';
 import {
   analyzeChat,
+  analyzeWithSpec,
+  countTextsInFull,
   countTextTokens,
   countTokens,
   estimateChatTokens,
   estimateSpec,
+  newExactBudget,
   setTokenizerBackend,
   tokenizerBackendName,
   warmUpEstimator,
-} from '../proxy/tokenlimit/estimate.ts';
+  type EncodingName,
+} from '../shared/token-estimate.ts';
 import { applyTokenLimit, parseTokenLimitHandler, type ModelLimits, type TokenLimitHandler } from '../proxy/tokenlimit/index.ts';
 import { removableGroups } from '../proxy/tokenlimit/middle-out.ts';
 import { normalizeText } from '../proxy/tokenlimit/slots.ts';
@@ -92,6 +97,69 @@ function body(messages: ChatMessage[], model = 'openai/gpt-4o', extra: Partial<C
   return { model, messages, ...extra };
 }
 
+/**
+ * Whole-string token counts straight from the libraries (no chunking, no sampling), as the
+ * cookbook's `len(encoding.encode(value))`; special-token text counts as ordinary text.
+ */
+const requireCjs = createRequire(import.meta.url);
+const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
+const gptTokenizer: Record<EncodingName, { countTokens(t: string, o: unknown): number }> = {
+  o200k_base: requireCjs('gpt-tokenizer/encoding/o200k_base'),
+  cl100k_base: requireCjs('gpt-tokenizer/encoding/cl100k_base'),
+};
+function wholeCount(text: string, encoding: EncodingName): number {
+  return gptTokenizer[encoding].countTokens(text, NO_SPECIAL);
+}
+function jsTiktokenCount(text: string, encoding: EncodingName): number {
+  const { Tiktoken } = requireCjs('js-tiktoken/lite') as { Tiktoken: new (r: unknown) => { encode(t: string, a: string[], d: string[]): number[] } };
+  const ranks = requireCjs(`js-tiktoken/ranks/${encoding}`) as { default?: unknown };
+  return new Tiktoken(ranks.default ?? ranks).encode(text, [], []).length;
+}
+
+/**
+ * OpenAI's cookbook `num_tokens_from_messages` for gpt-4o / gpt-4 (tokens_per_message 3,
+ * tokens_per_name 1, every value of every message counted, +3 for the reply priming), strings
+ * counted whole by `count`.
+ */
+function cookbookCount(messages: ChatMessage[], encoding: EncodingName, count = wholeCount): number {
+  let n = 3;
+  for (const m of messages) {
+    n += 3;
+    for (const [key, value] of Object.entries(m)) {
+      n += count(String(value), encoding);
+      if (key === 'name') n += 1;
+    }
+  }
+  return n;
+}
+
+/**
+ * One user message whose cookbook count is exactly `target` tokens: prose (about 5.99 characters
+ * per token) a little short of it, padded with " the" (one token each after a non-space).
+ */
+function userMessageOfTokens(target: number, encoding: EncodingName, seed = 5): ChatMessage[] {
+  const textTokens = target - 7; // 3 per message + "user" (1) + 3 reply priming
+  const text = prose(Math.floor(textTokens * 5.9), seed, 100_000).trimEnd();
+  const pad = textTokens - wholeCount(text, encoding);
+  assert.ok(pad >= 0 && pad < textTokens * 0.03, `padding ${pad}`);
+  return [{ role: 'user', content: text + ' the'.repeat(pad) }];
+}
+
+/** Deterministic Chinese-like text: common Han characters with a comma or full stop every ~15 characters. */
+function cjkText(chars: number, seed: number): string {
+  const han = '的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可她里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三已老从动两长知民样现分将外但身';
+  const r = rng(seed);
+  let s = '';
+  while (s.length < chars) {
+    s += han[Math.floor(r() * han.length)];
+    const x = r();
+    if (x < 0.05) s += '，';
+    else if (x < 0.07) s += '。';
+    else if (x < 0.075) s += String(Math.floor(r() * 2000));
+  }
+  return s;
+}
+
 function textOf(m: ChatMessage | undefined): string {
   if (!m) return '';
   if (typeof m.content === 'string') return m.content;
@@ -155,6 +223,35 @@ describe('counting in chunks', () => {
     assert.equal(countTextTokens(text, 'o200k_base'), whole(text));
     const code = 'function f(a, b) {\n  return a   +   b; // sum\n}\n\n\tconst x = [1, 2, 3].map((v) => v * 2);\n'.repeat(200);
     assert.equal(countTextTokens(code, 'o200k_base'), whole(code));
+  });
+  it('cuts only at pre-tokenizer piece boundaries: CJK, JSON, base64, mixed scripts count as the whole text', () => {
+    setTokenizerBackend('gpt-tokenizer');
+    const r = rng(21);
+    const b64 = Array.from({ length: 20_000 }, () => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'[Math.floor(r() * 64)]).join('');
+    const json = JSON.stringify(Array.from({ length: 300 }, (_, i) => ({ id: i, name: `item_${i}`, url: `https://example.com/p/${i}?q=${i * 13}`, v: r() })));
+    const mixed = 'Ünïcödé—“quotes”…‘x’ cafe\u0301 東京タワー（とうきょうタワー）は、日本の東京都港区芝公園にある総合電波塔。1958年12月23日竣工。😀𝒜𝟘\r\n'.repeat(300);
+    for (const [name, text] of Object.entries({ cjk: cjkText(30_000, 3), base64: b64, json, minified: json.replace(/\s+/g, ''), mixed })) {
+      for (const encoding of ['o200k_base', 'cl100k_base'] as const) {
+        assert.equal(countTextTokens(text, encoding), wholeCount(text, encoding), `${name} ${encoding}`);
+      }
+    }
+    assert.equal(analyzeChat(body([{ role: 'user', content: cjkText(3000, 1) }]), 'openai', 'gpt-4o').exact, true);
+    const long = analyzeChat(body([{ role: 'user', content: 'x'.repeat(1000) }]), 'openai', 'gpt-4o');
+    assert.equal(long.sampled, false);
+    assert.equal(long.exact, false, 'one 1,000-letter piece had to be cut: possibly off the tokenizer\'s count');
+  });
+  it('cuts only at piece boundaries on random mixes of letters, marks, digits, apostrophes, CR/LF, odd spaces and astral characters', () => {
+    setTokenizerBackend('gpt-tokenizer');
+    const alphabet = ['a', 'Z', 'é', 'e\u0301', '\u0301', '東', 'ア', '1', '23', '٣', 'Ⅻ', "'", 's', 'll', ' ', '  ', '\n', '\r\n', '\t', '\u0085', '\ufeff', '\u00a0', '\u3000', '.', ',', '/', '(', '"', '$', '😀', '𝒜', '𝟘', '-', '#', '\u200b', '<|endoftext|>', 'ǅ'];
+    const r = rng(8);
+    for (let k = 0; k < 150; k++) {
+      const sub = alphabet.filter(() => r() < 0.35);
+      let text = 'x';
+      while (text.length < 300 + k * 10) text += (sub.length > 0 ? sub : alphabet)[Math.floor(r() * (sub.length || alphabet.length))];
+      for (const encoding of ['o200k_base', 'cl100k_base'] as const) {
+        assert.equal(countTextTokens(text, encoding), wholeCount(text, encoding), `${encoding}: ${JSON.stringify(text.slice(0, 80))}`);
+      }
+    }
   });
   it('special-token text is ordinary text', () => {
     assert.ok(countTokens('<|endoftext|> <|im_start|>') > 2);
@@ -522,5 +619,127 @@ describe('fallback', () => {
     assert.equal(r.skipped, 'unknown-model');
     assert.equal(r.model, 'mystery');
     assert.equal(r.body.model, 'openai/mystery');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Decisions at the allowance
+// ---------------------------------------------------------------------------------------------
+
+describe('decisions at the allowance are exact (the cookbook count decides, not the sample)', () => {
+  setTokenizerBackend('gpt-tokenizer');
+  const TOKENS = 118_617;
+  const messages = userMessageOfTokens(TOKENS, 'o200k_base');
+  const WINDOW = getModelInfo('openai', 'gpt-4o')!.contextWindow;
+  const fitting = 128_000 - TOKENS; // max_tokens with which the body fills gpt-4o's window exactly
+
+  it(`the test body counts ${TOKENS} tokens on gpt-4o by the cookbook (gpt-tokenizer and js-tiktoken), and the sample cannot tell`, () => {
+    setTokenizerBackend('gpt-tokenizer');
+    assert.equal(cookbookCount(COOKBOOK_MESSAGES, 'o200k_base'), 124, 'the cookbook helper reproduces the API count');
+    assert.equal(cookbookCount(COOKBOOK_MESSAGES, 'cl100k_base'), 129);
+    assert.equal(cookbookCount(messages, 'o200k_base'), TOKENS);
+    assert.equal(cookbookCount(messages, 'o200k_base', jsTiktokenCount), TOKENS);
+    assert.equal(WINDOW, 128_000);
+    const sampled = analyzeChat(body(messages), 'openai', 'gpt-4o');
+    assert.equal(sampled.sampled, true);
+    assert.ok(sampled.low <= TOKENS && TOKENS < sampled.high, `range ${sampled.low}…${sampled.high}`);
+    assert.ok(sampled.tokens > TOKENS, 'the sampled estimate with its margin alone would call the body over');
+  });
+
+  it('fallback keeps gpt-4o when the body fits exactly, switches with one output token more', () => {
+    setTokenizerBackend('gpt-tokenizer');
+    const model = 'openai/gpt-4o,openai/gpt-4.1';
+    const fits = applyTokenLimit('fallback', body(messages, model, { max_tokens: fitting }), resolver);
+    assert.equal(fits.model, 'gpt-4o');
+    assert.equal(fits.body.model, 'openai/gpt-4o');
+    assert.equal(fits.skipped, 'within-limit');
+    assert.equal(fits.allowedInput, TOKENS);
+    assert.equal(fits.tokensBefore, TOKENS);
+
+    const over = applyTokenLimit('fallback', body(messages, model, { max_tokens: fitting + 1 }), resolver);
+    assert.equal(over.model, 'gpt-4.1');
+    assert.equal(over.body.model, 'openai/gpt-4.1');
+    assert.equal(over.skipped, undefined);
+    assert.equal(over.tokensBefore, TOKENS);
+  });
+
+  for (const handler of ['truncate', 'middle-out'] as const) {
+    it(`${handler} leaves a body of exactly the allowance alone and cuts one over it just under`, () => {
+      setTokenizerBackend('gpt-tokenizer');
+      const b = body(messages, 'openai/gpt-4o', { max_completion_tokens: fitting });
+      const kept = applyTokenLimit(handler, b, resolver);
+      assert.equal(kept.changed, false);
+      assert.equal(kept.body, b);
+      assert.equal(kept.skipped, 'within-limit');
+      assert.equal(kept.tokensBefore, TOKENS);
+
+      const cut = applyTokenLimit(handler, { ...b, max_completion_tokens: fitting + 1 }, resolver);
+      assert.equal(cut.changed, true);
+      assert.equal(cut.tokensBefore, TOKENS);
+      assert.ok(cut.tokensAfter! <= TOKENS - 1, String(cut.tokensAfter));
+      assert.equal(cookbookCount(cut.body.messages, 'o200k_base'), cut.tokensAfter, 'tokensAfter is the cookbook count of the body sent');
+      assert.ok(cut.tokensAfter! >= TOKENS - 1 - 0.01 * TOKENS, `cut no deeper than needed: ${cut.tokensAfter}`);
+    });
+  }
+
+  it('cl100k (gpt-4) and CJK text: exact at the allowance, the sample decides away from it', () => {
+    setTokenizerBackend('gpt-tokenizer');
+    const cases: Array<[string, ChatMessage[], string]> = [
+      ['cl100k prose', userMessageOfTokens(31_000, 'cl100k_base', 9), 'gpt-4'],
+      ['o200k CJK', [{ role: 'system', content: 'Translate.' }, { role: 'user', content: cjkText(40_000, 4) }], 'gpt-4o'],
+      ['cl100k CJK', [{ role: 'user', content: cjkText(30_000, 6) }], 'gpt-4'],
+    ];
+    for (const [name, msgs, model] of cases) {
+      const spec = estimateSpec('openai', model);
+      const exact = cookbookCount(msgs, spec.encoding);
+      const sampled = analyzeWithSpec(body(msgs), spec);
+      assert.ok(sampled.sampled && sampled.low <= exact && exact < sampled.high, `${name}: ${sampled.low}…${exact}…${sampled.high}`);
+      for (const allowance of [exact, exact - 1]) {
+        const a = analyzeWithSpec(body(msgs), spec, { allowance });
+        assert.equal(a.tokens, exact, `${name} at ${allowance}`);
+        assert.equal(a.exact, true, name);
+      }
+      // Outside the range the sample decides alone (no full count): bounded time away from the boundary.
+      for (const allowance of [sampled.low - 1, sampled.high]) {
+        const a = analyzeWithSpec(body(msgs), spec, { allowance });
+        assert.equal(a.sampled, true, `${name} at ${allowance}`);
+        assert.equal(a.tokens <= allowance, allowance >= sampled.high, `${name} at ${allowance}`);
+      }
+    }
+  });
+
+  it('full counts are charged to the request budget: new chunks only; past it the sample decides', () => {
+    setTokenizerBackend('gpt-tokenizer');
+    const msgs = userMessageOfTokens(30_000, 'o200k_base', 7);
+    const spec = estimateSpec('openai', 'gpt-4o');
+    const budget = newExactBudget(40_000);
+    assert.equal(analyzeWithSpec(body(msgs), spec, { allowance: 30_000, budget }).tokens, 30_000);
+    const left = budget.tokens;
+    // ~30,000 charged; a little less: the " the the …" padding repeats chunks, charged once
+    assert.ok(left >= 40_000 - 30_000 && left < 40_000 - 29_000, String(left));
+    assert.equal(analyzeWithSpec(body(msgs), spec, { allowance: 30_000, budget }).exact, true);
+    assert.equal(budget.tokens, left, 'the same chunks again are free');
+
+    const small = newExactBudget(20_000);
+    const a = analyzeWithSpec(body(msgs), spec, { allowance: 30_000, budget: small });
+    assert.equal(a.sampled, true, 'over the budget: sampled');
+    assert.ok(a.tokens > 30_000, 'decided by the sample with its margin');
+    assert.equal(small.tokens, 20_000, 'refused up front by the sampled high end: nothing counted in vain');
+
+    // Should the sample promise less than there is, the count stops where the budget runs out.
+    const texts = [msgs[0]!.content as string];
+    const tiny = newExactBudget(1000);
+    assert.equal(countTextsInFull(texts, 'o200k_base', tiny, 500), null);
+    assert.ok(tiny.tokens < 0 && tiny.tokens > -300, String(tiny.tokens));
+    assert.equal(countTextsInFull(texts, 'o200k_base', tiny, 0), null, 'an exhausted budget stays exhausted');
+  });
+
+  it('other models (o200k × factor) are not counted in full: the count is an approximation either way', () => {
+    const msgs = userMessageOfTokens(30_000, 'o200k_base', 7);
+    const spec = estimateSpec('anthropic', 'claude-sonnet-4-5', { factor: () => 1.2 });
+    const sampled = analyzeWithSpec(body(msgs), spec);
+    const a = analyzeWithSpec(body(msgs), spec, { allowance: Math.ceil(30_000 * 1.2) });
+    assert.ok(sampled.low <= 36_000 && 36_000 < sampled.high);
+    assert.equal(a.sampled, true);
   });
 });

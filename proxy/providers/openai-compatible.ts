@@ -1,42 +1,119 @@
 /**
- * Providers that speak OpenAI's chat-completions format natively: openai, groq, mistral, deepseek,
- * xai, together, fireworks, openrouter, ollama and gemini (Google's OpenAI-compatible endpoint).
- * The request goes to `{baseUrl}/chat/completions` (or `/embeddings`) with `Authorization: Bearer
- * <provider key>`; the response is streamed back untouched.
- * Sources: each provider's OpenAI-compatibility documentation (base URLs in shared/providers.ts).
+ * The transport of the providers that speak OpenAI's chat-completions and embeddings formats natively: openai,
+ * groq, mistral, deepseek, xai, together, fireworks, openrouter, ollama and gemini (Google's OpenAI-compatible
+ * endpoint). The request goes to `{baseUrl}/chat/completions` (or `/embeddings`) with `Authorization: Bearer
+ * <provider key>`; with the identity translator the body is the client's bytes and the answer goes back
+ * untouched, errors included. A Messages client's request is translated to chat completions and goes to the same
+ * URL; its errors are mapped from OpenAI's shape to Anthropic's. A Responses client's request is translated to chat
+ * completions too (its errors already are in OpenAI's shape). OpenAI itself speaks the Responses API
+ * natively (`openai-responses` at `responses`, `input_tokens` and `stored_response`): `POST {baseUrl}/responses`,
+ * `/responses/input_tokens`, and the stored-response calls (`GET`/`DELETE {baseUrl}/responses/{id}`, `…/input_items`,
+ * `POST …/cancel`), with the client's `x-codex-*`/`openai-*` headers sent on (./openai-headers.ts). A provider whose
+ * key variable is unset is refused (never sent a request without credentials) unless the client brings its own
+ * (`Svc-Auth`: its `Authorization` goes as sent, or its `x-api-key` as `Authorization: Bearer <key>`); ollama takes
+ * no key and sends none.
+ * Sources: each provider's OpenAI-compatibility documentation (base URLs in shared/providers.ts); OpenAI's error
+ * shape: https://platform.openai.com/docs/guides/error-codes; OpenAI API reference, "Responses".
  */
-import type { ProviderName } from '../../shared/providers.ts';
-import type { Endpoint, ProviderAdapter, ProviderCall, UpstreamRequest } from './types.ts';
+import { PROVIDERS, type ProviderName } from '../../shared/providers.ts';
+import type { EndpointName } from '../endpoints/types.ts';
+import { providerKeyMissing } from '../errors.ts';
+import { errorTypeForStatus, redactSecrets, unreadableProviderError } from '../translators/shared/provider-errors.ts';
+import { isRecord, parseJson } from '../translators/shared/values.ts';
+import type { ProviderError, Translator, WireFormat } from '../translators/types.ts';
+import { copyOpenAIHeaders } from './openai-headers.ts';
+import type { ProviderCall, ProviderTransport, UpstreamRequest } from './types.ts';
 
-const PATHS: Record<Endpoint, string> = { chat: '/chat/completions', embeddings: '/embeddings' };
+/** The path after the base URL at each endpoint kind, for the OpenAI-format wire formats. */
+const PATHS: Readonly<Partial<Record<EndpointName, string>>> = { chat: '/chat/completions', embeddings: '/embeddings', messages: '/chat/completions', responses: '/chat/completions' };
+
+/** The path after the base URL at each endpoint kind a provider serves in the Responses format (OpenAI). */
+const RESPONSES_PATHS: Readonly<Partial<Record<EndpointName, string>>> = { responses: '/responses', input_tokens: '/responses/input_tokens', stored_response: '/responses' };
+
+/** The wire format at each endpoint kind of a provider that speaks only OpenAI's chat and embeddings formats. */
+const WIRE_FORMATS: Readonly<Partial<Record<EndpointName, WireFormat>>> = { chat: 'openai-chat', embeddings: 'openai-embeddings', messages: 'openai-chat', responses: 'openai-chat' };
+
+/** OpenAI's own: the Responses endpoint kinds in the Responses format, natively. */
+export const OPENAI_NATIVE: Readonly<Partial<Record<EndpointName, WireFormat>>> = {
+  responses: 'openai-responses',
+  input_tokens: 'openai-responses',
+  stored_response: 'openai-responses',
+};
 
 /**
- * Creates the adapter of one OpenAI-compatible provider.
- * URLs are built once per provider and endpoint (the base URL is fixed at start).
+ * Maps an OpenAI-shaped error body (`{"error": {message, type, param, code}}`; Gemini's compatibility endpoint wraps
+ * it in a one-element array) to the neutral error, keeping the provider's extra members; a body without that shape
+ * keeps its text as message, type by status. Keys are redacted from messages.
  */
-export function openAICompatible(name: ProviderName, endpoints: readonly Endpoint[] = ['chat', 'embeddings']): ProviderAdapter {
+export function mapOpenAIError(provider: string, status: number, body: Buffer): ProviderError {
+  let parsed = parseJson(body);
+  if (Array.isArray(parsed) && parsed.length > 0) parsed = parsed[0];
+  if (isRecord(parsed) && isRecord(parsed.error)) {
+    const e = parsed.error;
+    return {
+      ...e,
+      message: typeof e.message === 'string' && e.message ? redactSecrets(e.message) : `${provider} returned HTTP ${status}`,
+      type: typeof e.type === 'string' && e.type ? e.type : errorTypeForStatus(status),
+      param: typeof e.param === 'string' ? e.param : null,
+      code: typeof e.code === 'string' || typeof e.code === 'number' ? String(e.code) : null,
+    };
+  }
+  return unreadableProviderError(provider, status, body);
+}
+
+/**
+ * The upstream URL of a call at `endpoint` for a provider at `base`: made once per base and endpoint (the base URL is
+ * fixed at start) and kept in `cache`, except a stored-response call's, whose path holds the response id.
+ */
+function urlOf(cache: Map<string, URL>, base: string, endpoint: EndpointName, wireFormat: WireFormat, call: ProviderCall): URL {
+  const path = (wireFormat === 'openai-responses' ? RESPONSES_PATHS : PATHS)[endpoint]!;
+  if (call.resource) return new URL(base + path + call.resource.path);
+  const href = base + path;
+  let url = cache.get(href);
+  if (!url) {
+    url = new URL(href);
+    cache.set(href, url);
+  }
+  return url;
+}
+
+/**
+ * Creates the transport of one OpenAI-compatible provider serving `endpoints` (OpenAI's wire formats at each;
+ * Messages and Responses through their translators to chat completions), with `native` overriding the wire format
+ * at the endpoint kinds it speaks natively (OpenAI: {@link OPENAI_NATIVE}). `buildRequest` throws GatewayError 503
+ * `provider_key_missing` when the provider needs a key (`PROVIDERS[name].keyEnv`), has none, and the client brought
+ * none.
+ */
+export function openAICompatible(
+  name: ProviderName,
+  endpoints: readonly EndpointName[] = ['chat', 'embeddings', 'messages', 'responses'],
+  native: Readonly<Partial<Record<EndpointName, WireFormat>>> = {},
+): ProviderTransport {
   const urlCache = new Map<string, URL>();
+  const keyEnv = PROVIDERS[name].keyEnv;
+  const wireFormats: Partial<Record<EndpointName, WireFormat>> = {};
+  for (const endpoint of endpoints) wireFormats[endpoint] = native[endpoint] ?? WIRE_FORMATS[endpoint];
   return {
     name,
-    passthrough: true,
-    endpoints,
-    buildRequest(call: ProviderCall, endpoint: Endpoint): UpstreamRequest {
-      const base = call.config.baseUrl;
-      const cacheKey = base + PATHS[endpoint];
-      let url = urlCache.get(cacheKey);
-      if (!url) {
-        url = new URL(cacheKey);
-        urlCache.set(cacheKey, url);
-      }
-      const body = call.rawBody ?? Buffer.from(JSON.stringify(call.body));
+    wireFormats,
+    // Their errors already are in OpenAI's shape: only Messages clients need them mapped.
+    nativeErrorDialects: ['openai-chat', 'openai-embeddings', 'openai-responses'],
+    buildRequest(call: ProviderCall, endpoint: EndpointName, translator: Translator): UpstreamRequest {
+      const url = urlOf(urlCache, call.config.baseUrl, endpoint, translator.wireFormat, call);
+      const credential = call.clientCredential ?? null;
+      if (credential === null && !call.config.apiKey && keyEnv !== null) throw providerKeyMissing(name, keyEnv);
+      const body = translator.translateRequest(call);
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'content-length': String(body.length),
         accept: call.stream ? 'text/event-stream' : 'application/json',
         'accept-encoding': 'identity',
       };
-      if (call.config.apiKey) headers.authorization = `Bearer ${call.config.apiKey}`;
-      return { url, method: 'POST', headers, body };
+      if (credential !== null) headers.authorization = credential.authorization ?? `Bearer ${credential.apiKey!}`;
+      else if (call.config.apiKey) headers.authorization = `Bearer ${call.config.apiKey}`;
+      if (translator.wireFormat === 'openai-responses') copyOpenAIHeaders(call.clientHeaders ?? null, headers, credential !== null);
+      return { url, method: call.resource?.method ?? 'POST', headers, body };
     },
+    mapError: (status, body) => mapOpenAIError(name, status, body),
   };
 }

@@ -1,86 +1,84 @@
 /**
- * The small interface every provider module implements. Clients always speak OpenAI's chat format;
- * a provider module turns that into its provider's own request and turns the provider's answer
- * (JSON body or stream) back into OpenAI's format. Adding a provider touches its own module and the
- * registry (./index.ts) only.
+ * The provider layer's shapes. A provider is a transport ({@link ProviderTransport}: where requests go, with which
+ * credentials and signature, which wire format it speaks at each endpoint kind, how its errors read); the
+ * translation between the client's dialect and that wire format is a translator (proxy/translators/). The two
+ * are bound once per (endpoint kind, provider) at start (./binding.ts `ProviderBinding`), and the request path
+ * holds the binding of its (endpoint kind, provider) (./index.ts `bindingFor`).
  */
-import type { Transform } from 'node:stream';
-import type { ChatCompletionRequest, OpenAIErrorBody } from '../../shared/chat.ts';
 import type { ProviderConfig } from '../../shared/config.ts';
 import type { ProviderName } from '../../shared/providers.ts';
+import type { EndpointName } from '../endpoints/types.ts';
+import type { ClientCredential } from '../pipeline/headers.ts';
+import type { Dialect, ProviderError, Translator, TranslatorCall, WireFormat } from '../translators/types.ts';
 
 /**
  * What the proxy sends upstream. `url` is absolute and not changed once returned (the proxy keeps
- * per-URL state; an adapter may return the same URL object every time); `headers` replace the
- * client's entirely.
+ * per-URL state; a transport may return the same URL object every time); `headers` replace the
+ * client's entirely (a transport copies the few client headers its API defines itself).
  */
 export interface UpstreamRequest {
   url: URL;
-  method: 'POST' | 'GET';
+  method: 'POST' | 'GET' | 'DELETE';
   headers: Record<string, string>;
   /** The serialized request body (UTF-8 JSON for most providers). */
   body: Buffer;
 }
 
-/** What a provider call needs to build its request. */
-export interface ProviderCall {
+/** What a provider call needs to build its request: the translator's input plus the provider's config. */
+export interface ProviderCall extends TranslatorCall {
   /** The provider's effective config: base URL, API key from the environment, deployments, region. */
   config: ProviderConfig;
-  /** The OpenAI-format body, with `model` already the bare provider model name (no `<provider>/`). */
-  body: ChatCompletionRequest;
-  /** True when the client asked for `stream: true`. */
-  stream: boolean;
-  /** The gateway request id (UUID), for providers that accept a client request id. */
-  requestId: string;
   /**
-   * The body as UTF-8 JSON bytes ready to send in OpenAI's format, when the gateway changed nothing
-   * but `model`: the client's own bytes with the model value replaced. Modules that send OpenAI's
-   * format send these instead of serializing `body` again. Absent when anything else changed.
+   * The client's request headers as sent (`req.rawHeaders`: name, value, name, value, …; repeats
+   * kept apart), for an endpoint kind whose API defines request headers a provider reads (Messages:
+   * `anthropic-version`, `anthropic-beta`); null otherwise. A transport copies only the names its
+   * API defines (the Anthropic transport: `anthropic-*` and `x-stainless-*`), never all of them.
+   * (Optional for callers outside the request path, such as tests: absent is null.)
    */
-  rawBody?: Buffer;
-}
-
-/** Which endpoint kind a call targets. */
-export type Endpoint = 'chat' | 'embeddings';
-
-/** A mapped non-streamed response: status and OpenAI-format JSON body. */
-export interface MappedResponse {
-  status: number;
-  body: unknown;
+  clientHeaders?: readonly string[] | null;
+  /**
+   * The client's own provider credential (it sent its service key in `Svc-Auth`): the transport
+   * sends it instead of the gateway's key, which it then neither needs nor sends; null: the gateway's key.
+   */
+  clientCredential?: ClientCredential | null;
+  /**
+   * For a call on a stored resource rather than a create (the Responses API's `GET`/`DELETE
+   * /responses/{id}`, `GET …/input_items`, `POST …/cancel`): the HTTP method, and the path after the
+   * endpoint's own (`/resp_…/input_items?limit=2`, the client's query as sent). The body is then
+   * empty. Absent: a `POST` of the body to the endpoint's path.
+   */
+  resource?: { method: 'GET' | 'DELETE' | 'POST'; path: string } | null;
 }
 
 /**
- * One provider module.
- *
- * The proxy calls `buildRequest` (may be async: Bedrock signs with SigV4), forwards it, then:
- * - `passthrough` modules: the response bytes go to the client untouched (OpenAI-compatible providers);
- * - otherwise non-stream 2xx bodies go through `mapResponse`, streams through `createStreamMapper()`,
- *   and error statuses through `mapError`.
+ * One provider's transport: addressing, credentials, signing and error mapping, nothing about formats.
+ * Built once at start; `buildRequest` runs per request and must not allocate closures on its common path.
  */
-export interface ProviderAdapter {
+export interface ProviderTransport {
   /** Config name, e.g. `anthropic`. */
   readonly name: ProviderName;
-  /** True when the provider already speaks OpenAI's format (responses are streamed through untouched). */
-  readonly passthrough: boolean;
-  /** Endpoint kinds this provider serves. */
-  readonly endpoints: readonly Endpoint[];
+  /** The wire format the provider speaks at each endpoint kind it serves (the kinds it does not serve are absent). */
+  readonly wireFormats: Readonly<Partial<Record<EndpointName, WireFormat>>>;
   /**
-   * Builds the upstream request.
-   * @throws {import('../errors.ts').GatewayError} (400) when the body cannot be expressed in the provider's format,
-   *   or (500, `provider_not_configured`) when required config such as a region or deployment is missing.
+   * Builds the upstream request: URL, headers (credentials, signature) and the body, which it asks `translator`
+   * for (`translator.translateRequest(call)`) once its own checks have passed, so a missing setting is reported
+   * before a body the wire format cannot express.
+   * @throws {import('../errors.ts').GatewayError} (500, `provider_not_configured`) when required config such as a
+   *   region or base URL is missing, (503, `provider_key_missing`) when the credentials are, or what the
+   *   translator throws (400).
    */
-  buildRequest(call: ProviderCall, endpoint: Endpoint): UpstreamRequest | Promise<UpstreamRequest>;
-  /** Maps a non-streamed 2xx body (bytes) to an OpenAI `chat.completion` (or embeddings list). Non-passthrough only. */
-  mapResponse?(body: Buffer, call: ProviderCall, endpoint: Endpoint): MappedResponse;
+  buildRequest(call: ProviderCall, endpoint: EndpointName, translator: Translator): UpstreamRequest | Promise<UpstreamRequest>;
   /**
-   * A fresh per-request transform from the provider's stream bytes to OpenAI SSE bytes (`data: {chunk}\n\n` ...
-   * `data: [DONE]\n\n`). It must emit each chunk as soon as its input arrives, and on an error event emit
-   * `data: {"error":{...}}\n\n` as the final event. Non-passthrough only.
+   * Maps an upstream error status, body and response headers (e.g. Bedrock's `x-amzn-ErrorType`) to the neutral
+   * {@link ProviderError}; the client's dialect renders it. Absent: the provider's error body already is in the
+   * client's dialect and passes through untouched (the OpenAI-compatible providers).
    */
-  createStreamMapper?(call: ProviderCall): Transform;
+  mapError?(status: number, body: Buffer, headers?: Record<string, string | string[] | undefined>): ProviderError;
   /**
-   * Maps an upstream error status, body and response headers (e.g. Bedrock's `x-amzn-ErrorType`) to
-   * OpenAI's error shape (status kept). Absent: the error body passes through.
+   * The client dialects whose error shape the provider's error bodies already have (Anthropic:
+   * `anthropic-messages`; the OpenAI-compatible providers: the OpenAI dialects): for a client of one
+   * of them, error bodies pass through untouched even though `mapError` exists (for the others).
+   * Absent: every error is mapped when `mapError` exists.
    */
-  mapError?(status: number, body: Buffer, headers?: Record<string, string | string[] | undefined>): OpenAIErrorBody;
+  readonly nativeErrorDialects?: readonly Dialect[];
 }

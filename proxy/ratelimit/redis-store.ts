@@ -17,7 +17,7 @@
 import type { Redis } from 'ioredis';
 import { emissionIntervalMs, gcra, toleranceMs, type GcraResult } from './gcra.ts';
 import type { Bucket, RateLimitStore } from './store.ts';
-import { loadOnce } from '../../shared/lazy.ts';
+import { connectRedis } from '../../shared/redis-client.ts';
 
 /**
  * KEYS: the bucket keys. ARGV[1]: cost; ARGV[2i], ARGV[2i+1]: emission interval T and tolerance τ of
@@ -73,7 +73,6 @@ export interface RedisStoreOptions {
 type GcraCommand = (numKeys: number, ...args: (string | number)[]) => Promise<string[]>;
 
 /** Imports ioredis once (see the module docstring); resolves to its client class. */
-const loadIoredis = loadOnce(() => import('ioredis').then((mod) => mod.Redis));
 
 /** Redis-backed GCRA store; see the module docstring. */
 export class RedisStore implements RateLimitStore {
@@ -86,27 +85,14 @@ export class RedisStore implements RateLimitStore {
 
   constructor(options: RedisStoreOptions) {
     this.timeoutMs = options.timeoutMs;
-    this.clientReady = loadIoredis().then((RedisClient) => {
-      if (this.closed) throw new Error('rate-limit store: redis store closed');
-      const redis = new RedisClient(options.url, {
-        lazyConnect: true,
-        // Establishing a connection (TCP + TLS + AUTH) may take longer than one command; checks never
-        // wait for it longer than timeoutMs anyway (see waitReady).
-        connectTimeout: Math.max(options.timeoutMs, 1000),
-        commandTimeout: options.timeoutMs,
-        maxRetriesPerRequest: 1,
-        enableOfflineQueue: false,
-        // On close(), ioredis waits this long for a socket that already died (refused) to emit 'close',
-        // keeping the process alive; the default is 2 s.
-        disconnectTimeout: options.timeoutMs,
-        // Reconnect forever with a capped backoff; checks fail fast meanwhile.
-        retryStrategy: (times) => Math.min(times * 100, 2000),
-      });
-      redis.on('error', (err: Error) => options.onConnectionError?.(err));
-      redis.defineCommand('svcGcra', { lua: GCRA_LUA });
-      redis.connect().catch(() => {
-        /* reported through the 'error' event; ioredis keeps reconnecting */
-      });
+    this.clientReady = connectRedis(
+      options.url,
+      options.timeoutMs,
+      (err) => options.onConnectionError?.(err),
+      () => this.closed,
+      'rate-limit store: redis store closed',
+      (redis) => redis.defineCommand('svcGcra', { lua: GCRA_LUA }),
+    ).then((redis) => {
       this.client = redis;
       return redis;
     });

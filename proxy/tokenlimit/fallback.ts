@@ -8,6 +8,7 @@
  */
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
 import { badRequest } from '../errors.ts';
+import { newExactBudget, type ExactBudget } from '../../shared/token-estimate.ts';
 import { check, type Check, type TokenLimitOptions } from './limits.ts';
 
 /** How a model string resolves to a provider and a bare model. */
@@ -35,14 +36,18 @@ export function modelList(modelString: string): string[] {
   return entries;
 }
 
-/** Runs `fallback` for `body` with the model list `modelString`. */
-export function fallback(body: ChatCompletionRequest, modelString: string, target: ModelResolver, opts: TokenLimitOptions): FallbackChoice {
+/**
+ * Runs `fallback` for `body` with the model list `modelString`; each entry's check (limits.ts
+ * `check`: exact at the allowance) charges full counts to the request's `budget`.
+ * @throws GatewayError 400 when the list is empty; errors of `target.resolve` propagate.
+ */
+export function fallback(body: ChatCompletionRequest, modelString: string, target: ModelResolver, opts: TokenLimitOptions, budget: ExactBudget = newExactBudget()): FallbackChoice {
   const entries = modelList(modelString);
   const checks: Check[] = [];
   const at = (i: number): Check => {
     if (!checks[i]) {
       const { provider, model } = target.resolve(entries[i]!);
-      checks[i] = check(body, provider, model, opts);
+      checks[i] = check(body, provider, model, opts, budget);
     }
     return checks[i]!;
   };

@@ -7,20 +7,21 @@
  *  - `fallback`   — `model` is "primary,fallback": send the fallback when over the primary's limit (fallback.ts).
  * Estimation (estimate.ts) follows OpenAI's cookbook "How to count tokens with tiktoken"
  * (https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb)
- * and takes bounded time (≤ 50 ms per 1 MB body, bench/estimate.ts).
+ * and takes bounded time (≤ 50 ms per 1 MB body, bench/estimate.ts, plus, for a body within the
+ * sample's error of its allowance, a full count within a per-request budget).
  *
  * The rewrite happens before the provider call. Bodies within the limit come back as the same
  * object with `changed: false`, so the caller can forward the original bytes untouched.
  */
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
 import { badRequest } from '../errors.ts';
-import { analyzeWithSpec } from './estimate.ts';
+import { analyzeWithSpec, newExactBudget } from '../../shared/token-estimate.ts';
 import { fallback, type ModelResolver } from './fallback.ts';
 import { check, type TokenLimitOptions } from './limits.ts';
 import { middleOut } from './middle-out.ts';
 import { truncate } from './truncate.ts';
 
-export { estimateChatTokens, warmUpEstimator, countTokens, tokenizerBackendName, COUNTING_SOURCE } from './estimate.ts';
+export { estimateChatTokens, warmUpEstimator, countTokens, tokenizerBackendName, COUNTING_SOURCE } from '../../shared/token-estimate.ts';
 export type { TokenLimitOptions, ModelLimits } from './limits.ts';
 export type { ModelResolver } from './fallback.ts';
 
@@ -83,7 +84,11 @@ export interface TokenLimitResult {
  * `{provider, model}` for the limit lookup. `fallback` reads the string as a comma-separated list.
  *
  * Cost: one bounded estimate (≤ 50 ms per MB; none when the byte bound fits), plus a few more
- * while a strategy rewrites an over-limit body (each re-estimate reuses cached chunk counts).
+ * while a strategy rewrites an over-limit body (each re-estimate reuses cached chunk counts). Every
+ * decision "fits: input tokens ≤ allowed input" whose sampled estimate is within its error range of
+ * the allowance is made on a full count, up to one budget per request (estimate.ts ExactBudget:
+ * 256,000 tokens with gpt-tokenizer: ≤ ~50 ms for English, ≤ ~0.75 s at worst), so a body of exactly
+ * the allowance is kept and one token more is not.
  *
  * @throws GatewayError 400 when there is no model string, when `fallback`'s list is empty, or when
  *   `messages` is not an array (truncate, middle-out); errors thrown by `target.resolve` propagate.
@@ -94,8 +99,9 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
     throw badRequest('missing required member "model" (needed by the token-limit handler)', 'model', 'missing_model');
   }
 
+  const budget = newExactBudget();
   if (handler === 'fallback') {
-    const choice = fallback(body, modelString, target, opts);
+    const choice = fallback(body, modelString, target, opts, budget);
     const { primary, chosen } = choice;
     const switched = chosen !== primary;
     let after = chosen.analysis;
@@ -117,7 +123,7 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
 
   if (!Array.isArray(body.messages)) throw badRequest('missing required member "messages" (an array of chat messages)', 'messages', 'missing_messages');
   const { provider, model } = target.resolve(modelString.trim());
-  const c = check(body, provider, model, opts);
+  const c = check(body, provider, model, opts, budget);
   const unchanged = (skipped: 'unknown-model' | 'within-limit'): TokenLimitResult => ({
     handler,
     changed: false,
@@ -132,7 +138,7 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
   if (!c.info || c.allowed === null) return unchanged('unknown-model');
   if (c.fits || !c.analysis) return unchanged('within-limit');
 
-  const rewrite = handler === 'truncate' ? truncate(body, c.spec, c.allowed, c.analysis) : middleOut(body, c.spec, c.allowed, c.analysis);
+  const rewrite = handler === 'truncate' ? truncate(body, c.spec, c.allowed, c.analysis, budget) : middleOut(body, c.spec, c.allowed, c.analysis, budget);
   return {
     handler,
     changed: rewrite.body !== body,

@@ -6,7 +6,7 @@
  */
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
 import { getModelInfo, type ModelInfo } from '../../shared/models.ts';
-import { analyzeWithSpec, estimateSpec, type ChatAnalysis, type EstimateSpec } from './estimate.ts';
+import { analyzeWithSpec, estimateSpec, newExactBudget, type ChatAnalysis, type EstimateSpec, type ExactBudget } from '../../shared/token-estimate.ts';
 
 /** The model facts the handlers need (a subset of shared/models.ts ModelInfo). */
 export type ModelLimits = Pick<ModelInfo, 'contextWindow' | 'maxOutputTokens' | 'defaultOutputTokens'>;
@@ -50,16 +50,22 @@ export interface Check {
   allowed: number | null;
   /** The estimate; null when not computed (unknown model, or the byte bound already fits). */
   analysis: ChatAnalysis | null;
-  /** True when the body is known to fit (by the byte bound or the estimate). */
+  /** True when the body fits: by the byte bound, or `analysis.tokens ≤ allowed`. */
   fits: boolean;
 }
 
-/** Checks `body` against `provider`/`model`, counting tokens only when the byte bound does not fit. */
-export function check(body: ChatCompletionRequest, provider: string, model: string, opts: TokenLimitOptions): Check {
+/**
+ * Checks `body` against `provider`/`model`: fits when input tokens ≤ allowed input (context window
+ * − reserved output). Tokens are counted only when the byte bound does not fit; when the sampled
+ * estimate cannot tell (the allowance lies within its error range), an OpenAI model's body is
+ * counted in full, charged to `budget` (see analyzeWithSpec), so the decision at the boundary is
+ * exact: a body of exactly the allowance fits, one token more does not.
+ */
+export function check(body: ChatCompletionRequest, provider: string, model: string, opts: TokenLimitOptions, budget: ExactBudget = newExactBudget()): Check {
   const info = (opts.modelInfo ?? getModelInfo)(provider, model);
   const spec = estimateSpec(provider, model, { factor: opts.factor });
   if (!info) return { provider, model, info, spec, allowed: null, analysis: null, fits: false };
   const allowed = allowedInputTokens(body, info);
-  const analysis = analyzeWithSpec(body, spec, allowed);
+  const analysis = analyzeWithSpec(body, spec, { skipIfBoundWithin: allowed, allowance: allowed, budget });
   return { provider, model, info, spec, allowed, analysis, fits: analysis === null || analysis.tokens <= allowed };
 }

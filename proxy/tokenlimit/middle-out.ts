@@ -9,7 +9,7 @@
  *     reached is returned, over the limit.
  */
 import type { ChatCompletionRequest, ChatMessage } from '../../shared/chat.ts';
-import { analyzeWithSpec, countTokens, type ChatAnalysis, type EstimateSpec } from './estimate.ts';
+import { analyzeWithSpec, countTokens, newExactBudget, type ChatAnalysis, type EstimateSpec, type ExactBudget } from '../../shared/token-estimate.ts';
 import { cutMiddle, MIDDLE_MARKER, protectedIndices, replaceSlots, textSlots, type Rewrite, type SlotEdit } from './slots.ts';
 
 /** Tokens a text keeps (head + tail) before the next longest text is cut further. */
@@ -77,9 +77,14 @@ function without(body: ChatCompletionRequest, removed: ReadonlySet<number>): Cha
   return { ...body, messages: body.messages.filter((_, i) => !removed.has(i)) };
 }
 
-/** Runs `middle-out` on `body` (already estimated as `before`, over `allowed`). */
-export function middleOut(body: ChatCompletionRequest, spec: EstimateSpec, allowed: number, before: ChatAnalysis): Rewrite {
+/**
+ * Runs `middle-out` on `body` (already estimated as `before`, over `allowed` input tokens). Each
+ * candidate fits when its estimate ≤ `allowed`, decided on a full count when the sample cannot
+ * tell and `budget` allows (see estimate.ts analyzeWithSpec), so no more is removed than needed.
+ */
+export function middleOut(body: ChatCompletionRequest, spec: EstimateSpec, allowed: number, before: ChatAnalysis, budget: ExactBudget = newExactBudget()): Rewrite {
   const targetRaw = allowed / spec.factor;
+  const estimate = (b: ChatCompletionRequest): ChatAnalysis => analyzeWithSpec(b, spec, { allowance: allowed, budget });
 
   // 1. Whole middle messages (groups), nearest to the middle first.
   const order = middleFirst(removableGroups(body.messages), body.messages.length);
@@ -100,7 +105,7 @@ export function middleOut(body: ChatCompletionRequest, spec: EstimateSpec, allow
       next++;
     } while (next < order.length && raw > aim);
     const candidate = without(body, removed);
-    const analysis = analyzeWithSpec(candidate, spec);
+    const analysis = estimate(candidate);
     current = { body: candidate, analysis };
     if (analysis.tokens <= allowed) return current;
     raw = analysis.raw;
@@ -134,7 +139,7 @@ export function middleOut(body: ChatCompletionRequest, spec: EstimateSpec, allow
       edits.push({ slot, text: cutMiddle(slot.text, (slot.text.length * keepTokens) / tokens) });
     }
     const candidate = replaceSlots(base, edits);
-    const analysis = analyzeWithSpec(candidate, spec);
+    const analysis = estimate(candidate);
     if (analysis.tokens < best.analysis.tokens) best = { body: candidate, analysis };
     if (analysis.tokens <= allowed) return { body: candidate, analysis };
     if (remaining > 1e-6) break; // every text is down to the marker

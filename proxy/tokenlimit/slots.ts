@@ -5,7 +5,7 @@
  * Bodies are never mutated: rewrites copy the messages and parts they change.
  */
 import type { ChatCompletionRequest, ChatContentPart, ChatMessage } from '../../shared/chat.ts';
-import type { ChatAnalysis } from './estimate.ts';
+import type { ChatAnalysis } from '../../shared/token-estimate.ts';
 
 /** Appended where the end of a text was cut (truncate). */
 export const TRUNCATED_MARKER = '… [truncated]';

@@ -10,7 +10,7 @@
  * alone exceed the allowance), the smallest body reached is returned, over the limit.
  */
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
-import { analyzeWithSpec, countTokens, type ChatAnalysis, type EstimateSpec } from './estimate.ts';
+import { analyzeWithSpec, countTokens, newExactBudget, type ChatAnalysis, type EstimateSpec, type ExactBudget } from '../../shared/token-estimate.ts';
 import { cutEnd, normalizeText, protectedIndices, replaceSlots, textSlots, TRUNCATED_MARKER, type Rewrite, type SlotEdit } from './slots.ts';
 
 /** Tokens a text keeps (besides the marker) before protected texts are touched. */
@@ -50,8 +50,13 @@ export function planProportionalCuts(tokens: readonly number[], isProtected: rea
   return { targets, covered: remaining <= 1e-6 };
 }
 
-/** Runs `truncate` on `body` (already estimated as `before`, over `allowed`). */
-export function truncate(body: ChatCompletionRequest, spec: EstimateSpec, allowed: number, before: ChatAnalysis): Rewrite {
+/**
+ * Runs `truncate` on `body` (already estimated as `before`, over `allowed` input tokens). Each
+ * candidate fits when its estimate ≤ `allowed`, decided on a full count when the sample cannot
+ * tell and `budget` allows (see estimate.ts analyzeWithSpec), so the cut is no deeper than needed.
+ */
+export function truncate(body: ChatCompletionRequest, spec: EstimateSpec, allowed: number, before: ChatAnalysis, budget: ExactBudget = newExactBudget()): Rewrite {
+  const estimate = (b: ChatCompletionRequest): ChatAnalysis => analyzeWithSpec(b, spec, { allowance: allowed, budget });
   // 1. Normalize whitespace and punctuation spacing.
   const normalized: SlotEdit[] = [];
   for (const slot of textSlots(body.messages)) {
@@ -59,7 +64,7 @@ export function truncate(body: ChatCompletionRequest, spec: EstimateSpec, allowe
     if (text !== slot.text) normalized.push({ slot, text });
   }
   const base = replaceSlots(body, normalized);
-  let analysis = normalized.length > 0 ? analyzeWithSpec(base, spec) : before;
+  let analysis = normalized.length > 0 ? estimate(base) : before;
   if (analysis.tokens <= allowed) return { body: base, analysis };
 
   // 2. Proportional cuts, re-estimated until the body fits.
@@ -81,7 +86,7 @@ export function truncate(body: ChatCompletionRequest, spec: EstimateSpec, allowe
       edits.push({ slot: slots[i]!, text: cutEnd(text, (text.length * keepTokens) / tokens[i]!) });
     }
     const candidate = replaceSlots(base, edits);
-    analysis = analyzeWithSpec(candidate, spec);
+    analysis = estimate(candidate);
     if (analysis.tokens < best.analysis.tokens) best = { body: candidate, analysis };
     if (analysis.tokens <= allowed) return { body: candidate, analysis };
     if (!covered) break; // every text is down to the marker

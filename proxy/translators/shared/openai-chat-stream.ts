@@ -1,11 +1,11 @@
 /**
- * Writes OpenAI-format server-sent events for the native provider stream mappers (Anthropic, Bedrock):
+ * Writes the OpenAI chat-completions stream for translators from other wire formats (Anthropic, Bedrock):
  * `data: <chat.completion.chunk JSON>\n\n` events, the terminating `data: [DONE]\n\n`, and the final
  * in-stream error event `data: {"error":{...}}\n\n`.
  * Source: OpenAI API reference, "The chat completion chunk object"
  * (https://platform.openai.com/docs/api-reference/chat-streaming/streaming).
  */
-import type { ChatCompletionChunk, ChatUsage, OpenAIErrorBody } from '../../shared/chat.ts';
+import type { ChatCompletionChunk, ChatUsage, OpenAIErrorBody } from '../../../shared/chat.ts';
 
 /** The stream terminator OpenAI sends after the last chunk. */
 export const SSE_DONE = 'data: [DONE]\n\n';
@@ -88,4 +88,21 @@ export class ChunkWriter {
 /** The final in-stream error event: `data: {"error":{"message","type","param","code"}}\n\n` (no `[DONE]` follows). */
 export function sseError(error: OpenAIErrorBody): string {
   return sseData(error);
+}
+
+/** The final error of a provider stream that ended before its last event (Anthropic `message_stop`, Bedrock `metadata`). */
+export function truncatedStreamError(provider: string): OpenAIErrorBody {
+  return {
+    error: {
+      message: `The ${provider} stream ended before the response was complete`,
+      type: 'server_error',
+      param: null,
+      code: 'upstream_stream_truncated',
+    },
+  };
+}
+
+/** The in-stream error for a provider event that is not what its wire format promises (`upstream_bad_event`). */
+export function badEventError(message: string): OpenAIErrorBody {
+  return { error: { message, type: 'server_error', param: null, code: 'upstream_bad_event' } };
 }

@@ -1,17 +1,20 @@
 /**
  * Reads a copy of the response as it passes to the client, for the log record: a non-streamed
  * body is kept (up to a byte cap) and parsed at the end; an SSE stream is parsed event by event
- * (eventsource-parser) and assembled into one `chat.completion` (content, reasoning, tool calls,
- * finish reasons, usage), or kept as the last error event. Memory is bounded by the cap.
+ * (eventsource-parser) and folded into one body by the endpoint kind (chat: one `chat.completion`
+ * with content, reasoning, tool calls, finish reasons, usage; Messages: one `message` with its
+ * content blocks, stop reason and the usage of `message_start` and `message_delta` merged), or kept
+ * as the last error event.
+ * Where usage is found is the kind's to say ({@link ResponseReading}). Memory is bounded by the cap.
  */
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
-import type { ChatUsage } from '../shared/chat.ts';
-
-type Json = Record<string, any>;
+import type { ChatUsage } from '../../shared/chat.ts';
+import { chatCompletions } from '../endpoints/chat-completions.ts';
+import type { EndpointKind, Json, ResponseReading, TextBudget } from '../endpoints/types.ts';
 
 /** What the recorder learned from a response. */
 export interface RecordedResponse {
-  /** The JSON body, or the assembled `chat.completion` of a stream; null when unreadable. */
+  /** The JSON body, or a stream folded into one body by its endpoint kind (chat: a `chat.completion`); null when unreadable. */
   body: unknown;
   usage: ChatUsage | null;
   /** An error the provider sent (error body of a non-2xx, or an error event mid-stream). */
@@ -22,7 +25,7 @@ export interface RecordedResponse {
 }
 
 /** Collects a response for the log. Feed it every chunk with {@link push}; call {@link finish} once. */
-export class ResponseRecorder {
+export class ResponseRecorder implements TextBudget {
   private chunks: Buffer[] = [];
   private bytes = 0;
   private truncated = false;
@@ -33,15 +36,23 @@ export class ResponseRecorder {
   private streamError: string | null = null;
   /** Decodes the stream across chunks: a multi-byte character may be split between two. */
   private readonly decoder = new TextDecoder('utf-8');
+  private readonly reading: ResponseReading;
+  /** The `data` of the event that closes the stream (OpenAI's `[DONE]`): not a chunk. */
+  private readonly doneData: string | null;
 
   /**
    * @param streamed true for an SSE response (`text/event-stream`).
    * @param capBytes most bytes kept of a body or of assembled stream text.
+   * @param kind the endpoint kind answered (chat completions by default): where its usage is
+   *   found, how its stream chunks fold into one body, which event closes its stream.
    */
   constructor(
     private readonly streamed: boolean,
     private readonly capBytes: number,
+    kind: EndpointKind = chatCompletions,
   ) {
+    this.reading = kind.reading;
+    this.doneData = kind.framing?.doneData ?? null;
     if (streamed) this.parser = createParser({ onEvent: (e) => this.onEvent(e) });
   }
 
@@ -61,7 +72,7 @@ export class ResponseRecorder {
 
   private onEvent(e: EventSourceMessage): void {
     const data = e.data;
-    if (data === '[DONE]') return;
+    if (data === this.doneData) return;
     let chunk: Json;
     try {
       chunk = JSON.parse(data) as Json;
@@ -73,46 +84,17 @@ export class ResponseRecorder {
       this.streamError = typeof err === 'string' ? err : JSON.stringify(err);
       return;
     }
-    if (chunk.usage) this.usage = chunk.usage as ChatUsage;
-    else if (chunk.x_groq?.usage) this.usage = chunk.x_groq.usage as ChatUsage;
-    const a = (this.assembled ??= {
-      id: chunk.id,
-      object: 'chat.completion',
-      created: chunk.created,
-      model: chunk.model,
-      choices: [],
-    });
-    if (chunk.system_fingerprint) a.system_fingerprint = chunk.system_fingerprint;
-    if (!Array.isArray(chunk.choices)) return;
-    for (const c of chunk.choices as Json[]) {
-      const index = typeof c.index === 'number' ? c.index : 0;
-      let choice = a.choices[index] as Json | undefined;
-      if (!choice) {
-        choice = { index, message: { role: 'assistant', content: null }, finish_reason: null };
-        a.choices[index] = choice;
-      }
-      const d = (c.delta ?? {}) as Json;
-      const msg = choice.message as Json;
-      if (typeof d.role === 'string') msg.role = d.role;
-      if (typeof d.content === 'string') msg.content = this.append(msg.content, d.content);
-      if (typeof d.reasoning_content === 'string') msg.reasoning_content = this.append(msg.reasoning_content, d.reasoning_content);
-      if (typeof d.reasoning === 'string') msg.reasoning = this.append(msg.reasoning, d.reasoning);
-      if (typeof d.refusal === 'string') msg.refusal = this.append(msg.refusal, d.refusal);
-      if (Array.isArray(d.tool_calls)) {
-        const calls = (msg.tool_calls ??= []) as Json[];
-        for (const tc of d.tool_calls as Json[]) {
-          const i = typeof tc.index === 'number' ? tc.index : calls.length;
-          const call = (calls[i] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
-          if (tc.id) call.id = tc.id;
-          if (tc.function?.name) call.function.name = tc.function.name;
-          if (typeof tc.function?.arguments === 'string') call.function.arguments = this.append(call.function.arguments, tc.function.arguments);
-        }
-      }
-      if (c.finish_reason) choice.finish_reason = c.finish_reason;
+    const usage = this.reading.usageInChunk(chunk);
+    if (usage) {
+      const merge = this.reading.mergeUsage;
+      this.usage = (merge ? merge(this.usage, usage) : usage) as ChatUsage;
     }
+    const fold = this.reading.foldChunk;
+    if (fold) this.assembled = fold(this.assembled, chunk, this);
   }
 
-  private append(current: unknown, piece: string): string {
+  /** {@link TextBudget}: grows assembled stream text up to the cap, then marks the record truncated. */
+  append(current: unknown, piece: string): string {
     if (this.contentBytes + piece.length > this.capBytes) {
       this.truncated = true;
       return (current as string) ?? '';
@@ -146,7 +128,7 @@ export class ResponseRecorder {
     } else if (this.truncated) {
       body = { truncated: true, bytes_kept: this.bytes };
     }
-    const usage = body && typeof body === 'object' && (body as Json).usage ? ((body as Json).usage as ChatUsage) : null;
+    const usage = body && typeof body === 'object' ? ((this.reading.usageInBody(body as Json) as ChatUsage | null) ?? null) : null;
     const error = status >= 400 ? (text || `status ${status}`).slice(0, 64 * 1024) : null;
     return { body, usage, error, truncated: this.truncated, json };
   }

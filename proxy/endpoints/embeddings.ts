@@ -1,0 +1,52 @@
+/**
+ * OpenAI embeddings (https://platform.openai.com/docs/api-reference/embeddings/create) as an
+ * endpoint kind: `POST /ai/embeddings`, `/v1/embeddings`, `/router/<name>/embeddings`; answered as
+ * one JSON body with `usage`; no token-limit handlers (there are no messages to shorten).
+ */
+import { badRequest, openAIErrorShape } from '../errors.ts';
+import { ENDPOINT_DIALECTS } from './dialects.ts';
+import { validateOpenAICommon, wrongType } from './members.ts';
+import { openAISse } from './openai-sse.ts';
+import type { EndpointKind, Json } from './types.ts';
+
+/**
+ * An embeddings body: the common members, then `input` (required): a string, an array of strings,
+ * or token arrays (integers).
+ * @throws {GatewayError} 400 naming the member.
+ */
+export function validateEmbeddingsBody(b: Json): void {
+  validateOpenAICommon(b);
+  const input = b.input;
+  if (input === undefined) throw badRequest('missing required member "input"', 'input', 'missing_input');
+  const ok =
+    typeof input === 'string' ||
+    (Array.isArray(input) && input.every((x) => typeof x === 'string' || (typeof x === 'number' && Number.isInteger(x)) || (Array.isArray(x) && x.every((n) => typeof n === 'number' && Number.isInteger(n)))));
+  if (!ok) throw wrongType('input', 'a string, an array of strings, or token arrays');
+}
+
+/** OpenAI embeddings. */
+export const embeddings: EndpointKind = {
+  name: 'embeddings',
+  dialect: ENDPOINT_DIALECTS.embeddings,
+  paths: ['/ai/embeddings', '/v1/embeddings'],
+  routerTail: '/embeddings',
+  routerLabel: 'router:embeddings',
+  loadBalance: 'embeddings',
+  validate: validateEmbeddingsBody,
+  errorBody: openAIErrorShape,
+  // Never asked for, but an OpenAI-compatible server's stream would be framed as OpenAI's.
+  framing: openAISse,
+  reading: {
+    usageInBody: (body) => body.usage || null,
+    usageInChunk: (chunk) => chunk.usage || null,
+    mergeUsage: null,
+    foldChunk: null,
+  },
+  tokenLimits: null,
+  // As for chat: a prompt's body may supply the model and defaults.
+  prompts: true,
+  providerOfBareModel: null,
+  forwardsClientHeaders: false,
+  localCount: null,
+  logged: true,
+};

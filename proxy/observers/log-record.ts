@@ -1,0 +1,101 @@
+/**
+ * The request-log observer (`svc.features: observability`): records a copy of the response as it
+ * reaches the client ({@link ResponseRecorder}) and, once the response is over, builds the
+ * request's {@link LogRecord} and queues it for admin over the control plane. Only requests that
+ * were authenticated and whose body was parsed are recorded, of the endpoint kinds that are logged
+ * (not count_tokens). A record carries the client's coding session (Claude Code's
+ * `x-claude-code-session-id`; Codex's `session_id`), the members a translator removed, and the wire
+ * format spoken.
+ */
+import type { LogRecord } from '../../shared/record.ts';
+import { clientHeader, properties } from '../pipeline/headers.ts';
+import type { RequestContext } from '../pipeline/context.ts';
+import { ResponseRecorder, type RecordedResponse } from './response-recorder.ts';
+import type { ResponseObserver } from './types.ts';
+
+/**
+ * The log record of a finished request (`rec`: what the recorder kept of the response, or null).
+ * Bodies received as JSON are left out here and appended as their text by the queue (see
+ * `serializeRecord`), not serialized again.
+ */
+export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null): LogRecord {
+  const key = ctx.key!;
+  return {
+    requestId: ctx.id,
+    organizationId: key.organizationId,
+    apiKeyId: key.keyId,
+    createdAt: ctx.createdAt,
+    responseCreatedAt: ctx.responseAtMs !== null ? ctx.createdAt + (ctx.responseAtMs - ctx.startMs) : null,
+    path: ctx.path,
+    targetUrl: ctx.upstream ? ctx.upstream.url.href : null,
+    provider: ctx.provider,
+    requestModel: ctx.requestModel,
+    modelSent: ctx.model,
+    // As the client sent them (the provider got its own headers, never these).
+    modelOverride: clientHeader(ctx.req, 'svc-model-override'),
+    userId: clientHeader(ctx.req, 'svc-user-id'),
+    properties: properties(ctx.req),
+    status: ctx.outcomeStatus,
+    streamed: ctx.body?.stream === true,
+    delayMs: ctx.endMs - ctx.startMs,
+    timeToFirstTokenMs: ctx.firstByteMs !== null ? ctx.firstByteMs - ctx.startMs : null,
+    requestBody: ctx.clientText !== null ? undefined : ctx.clientBody,
+    responseBody: rec?.json ? undefined : (rec?.body ?? null),
+    bodyTruncated: rec?.truncated ?? false,
+    usage: (rec?.usage as LogRecord['usage']) ?? null,
+    error: ctx.error ?? rec?.error ?? (ctx.clientClosed ? 'client closed the connection' : null),
+    clientClosed: ctx.clientClosed,
+    prompt: ctx.prompt
+      ? { promptId: ctx.prompt.promptId, versionId: ctx.prompt.versionId, version: ctx.prompt.version, environment: ctx.prompt.environment, inputs: ctx.prompt.inputs }
+      : null,
+    tokenLimit: ctx.tokenLimit
+      ? {
+          handler: ctx.tokenLimit.handler,
+          tokensBefore: ctx.tokenLimit.tokensBefore,
+          tokensAfter: ctx.tokenLimit.tokensAfter,
+          allowedInput: ctx.tokenLimit.allowedInput,
+          modelSent: ctx.tokenLimit.model,
+          skipped: ctx.tokenLimit.skipped ?? null,
+        }
+      : null,
+    attempts: ctx.attempts,
+    endpoint: ctx.kind.name as LogRecord['endpoint'],
+    sessionId: sessionIdOf(ctx),
+    removedMembers: ctx.call?.removed?.length ? ctx.call.removed : null,
+    wireFormat: ctx.binding?.wireFormat ?? null,
+  };
+}
+
+/**
+ * The coding session a request belongs to, as its client names it: Claude Code's
+ * `x-claude-code-session-id` header; Codex's `session_id` (or `session-id`) header, else the
+ * `client_metadata.session_id` of its Responses body (Codex 0.169 sends both, the same id; its
+ * `x-codex-turn-metadata` repeats it). Null when the client names none.
+ */
+export function sessionIdOf(ctx: RequestContext): string | null {
+  const header = clientHeader(ctx.req, 'x-claude-code-session-id') ?? clientHeader(ctx.req, 'session_id') ?? clientHeader(ctx.req, 'session-id');
+  if (header !== null) return header;
+  const metadata = (ctx.clientBody as { client_metadata?: unknown } | null)?.client_metadata;
+  const id = metadata && typeof metadata === 'object' ? (metadata as { session_id?: unknown }).session_id : undefined;
+  return typeof id === 'string' ? id : null;
+}
+
+/** Records responses and queues a log record per request (compose it only with observability on). */
+export const logRecordObserver: ResponseObserver = {
+  name: 'log-record',
+  onResponseStart(ctx, streamed) {
+    if (ctx.kind.logged) ctx.recorder = new ResponseRecorder(streamed, ctx.gw.config.logQueue.maxBodyBytes, ctx.kind);
+  },
+  onChunk(ctx, chunk) {
+    ctx.recorder?.push(chunk);
+  },
+  onFinish(ctx) {
+    const controlPlane = ctx.gw.controlPlane;
+    if (!ctx.key || !ctx.body || !controlPlane || !ctx.kind.logged) return;
+    const rec = ctx.recorder?.finish(ctx.status) ?? null;
+    const raw: Array<[string, string]> = [];
+    if (ctx.clientText !== null) raw.push(['requestBody', ctx.clientText]);
+    if (rec?.json) raw.push(['responseBody', rec.json]);
+    controlPlane.queue.push(buildLogRecord(ctx, rec), raw);
+  },
+};

@@ -1,0 +1,88 @@
+/**
+ * The GET routes, answered without the pipeline: `/health` (features, control-plane link, log
+ * queue, router health), `/ai/models` and `/v1/models` (the models the gateway can route to, in
+ * OpenAI's list shape), one model at `/ai/models/<id>`, and `/metrics` (Prometheus text).
+ */
+import type { ServerResponse } from 'node:http';
+import { listModels } from '../../shared/models.ts';
+import { chatCompletions } from '../endpoints/chat-completions.ts';
+import { badRequest, GatewayError, sendError } from '../errors.ts';
+import type { GatewayRuntime } from '../pipeline/runtime.ts';
+import { hasProvider } from '../providers/index.ts';
+
+/** The `/ai/models` list body, and each model's body by id (`<provider>/<model>`). */
+export interface ModelBodies {
+  list: string;
+  byId: ReadonlyMap<string, string>;
+}
+
+/** The model bodies, serialized once at start. */
+export function buildModelBodies(): ModelBodies {
+  const models = listModels()
+    .filter((m) => hasProvider(m.provider))
+    .map((m) => ({ id: `${m.provider}/${m.model}`, object: 'model', created: 0, owned_by: m.provider }));
+  return { list: JSON.stringify({ object: 'list', data: models }), byId: new Map(models.map((m) => [m.id, JSON.stringify(m)])) };
+}
+
+function sendBody(res: ServerResponse, body: string): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/**
+ * Answers a GET. Unknown paths are 404, a GET of the chat completions path 405 (as before endpoint
+ * kinds: a GET of the embeddings path stays a 404).
+ */
+export function handleGet(gw: GatewayRuntime, path: string, res: ServerResponse): void {
+  if (path === '/health') return sendBody(res, healthBody(gw));
+  if (path === '/ai/models' || path === '/v1/models') return sendBody(res, gw.models.list);
+  if (path.startsWith('/ai/models/') || path.startsWith('/v1/models/')) return sendModel(gw, path.slice(path.indexOf('/models/') + '/models/'.length), res);
+  if (path === '/metrics' && gw.metrics) return sendMetrics(gw, res);
+  sendError(res, new GatewayError(path.endsWith(chatCompletions.routerTail) ? 405 : 404, `no route for GET ${path}`, 'invalid_request_error', 'not_found'));
+}
+
+function healthBody(gw: GatewayRuntime): string {
+  const controlPlane = gw.controlPlane;
+  return JSON.stringify({
+    status: 'ok',
+    features: gw.config.features,
+    controlPlane: controlPlane?.health() ?? null,
+    logQueue: controlPlane?.queue.getStats() ?? null,
+    routers: Object.fromEntries([...gw.routers].map(([name, r]) => [name, r.healthView()])),
+  });
+}
+
+/** `/metrics`: the registry's text; a collection that fails is a 500 `metrics_unavailable` (and logged). */
+function sendMetrics(gw: GatewayRuntime, res: ServerResponse): void {
+  const metrics = gw.metrics!;
+  metrics.registry.metrics().then(
+    (text) => {
+      res.writeHead(200, { 'content-type': metrics.registry.contentType });
+      res.end(text);
+    },
+    (err: unknown) => {
+      gw.logger.error({ err }, 'could not collect the metrics');
+      sendError(res, new GatewayError(500, 'could not collect the metrics', 'server_error', 'metrics_unavailable'));
+    },
+  );
+}
+
+/**
+ * `GET /ai/models/<id>` (and `/v1/…`): one model in OpenAI's shape. The id may carry its slash
+ * as is or encoded (`openai%2Fgpt-4o-mini`, as the openai client sends it).
+ * Answers 400 `invalid_model` when the id is not valid percent-encoding, 404 `model_not_found`
+ * when the gateway does not list the model.
+ */
+function sendModel(gw: GatewayRuntime, encoded: string, res: ServerResponse): void {
+  let id: string;
+  try {
+    id = decodeURIComponent(encoded);
+  } catch {
+    return sendError(res, badRequest(`model id ${JSON.stringify(encoded)} in the path is not valid percent-encoding`, 'model', 'invalid_model'));
+  }
+  const body = gw.models.byId.get(id);
+  if (body === undefined) {
+    return sendError(res, new GatewayError(404, `The model ${JSON.stringify(id)} does not exist; GET /ai/models lists the models (written "<provider>/<model>")`, 'invalid_request_error', 'model_not_found', 'model'));
+  }
+  sendBody(res, body);
+}

@@ -1,0 +1,31 @@
+/**
+ * Stage rate-limit: GCRA per API key and per user (`Svc-User-Id`), the global limits then the
+ * router's. Synchronous with the in-memory store; a Promise (the pipeline suspends) with Redis.
+ */
+import { GatewayError } from '../errors.ts';
+import { header } from '../pipeline/headers.ts';
+import type { RequestContext } from '../pipeline/context.ts';
+import { rateLimitHeaders, type RateLimitDecision } from '../ratelimit/index.ts';
+
+/**
+ * Checks the request against `gw.rateLimiter` and keeps its rate-limit headers for the answer.
+ * @throws {GatewayError} 429 `rate_limit_exceeded` (with `Retry-After`), or 503
+ *   `rate_limit_store_unavailable` when the store cannot answer and fails closed; the same error
+ *   rejects the Promise of an asynchronous store.
+ */
+export function rateLimit(ctx: RequestContext): Promise<void> | void {
+  const decision = ctx.gw.rateLimiter!.check({ apiKeyHash: ctx.keyHash, userId: header(ctx.req, 'svc-user-id'), router: ctx.routerName });
+  if (decision instanceof Promise) return decision.then((d) => applyDecision(ctx, d));
+  applyDecision(ctx, decision);
+}
+
+/** Admits the request (its headers kept on `ctx`) or throws its 429/503. */
+export function applyDecision(ctx: RequestContext, d: RateLimitDecision): void {
+  const headers = rateLimitHeaders(d);
+  if (!d.allowed) {
+    ctx.gw.metrics?.rateLimitDenials.inc({ policy: d.policy });
+    if (d.storeUnavailable) throw new GatewayError(503, 'rate-limit store unavailable', 'server_error', 'rate_limit_store_unavailable', null, headers);
+    throw new GatewayError(429, `rate limit exceeded (${d.policy}); retry after ${headers['retry-after'] ?? 'a while'} s`, 'rate_limit_exceeded', 'rate_limit_exceeded', null, headers);
+  }
+  ctx.rateLimitHeaders = headers;
+}

@@ -1,0 +1,209 @@
+/**
+ * A chat-completions stream (`chat.completion.chunk` SSE) as a Messages stream, event by event as the chunks arrive.
+ *
+ * Output, each event `event: <type>\ndata: <json>\n\n`:
+ * 1. `message_start` at the provider's first chunk: id, model (as in ./response.ts), empty content, and usage 0
+ *    (OpenAI-compatible providers report usage only at the end; a usage the first chunk already carries is used);
+ * 2. content blocks, one at a time, indices from 0 in order: `thinking` (from `reasoning_content` / `reasoning`
+ *    deltas, as `thinking_delta`), `text` (from `content` and `refusal` deltas, as `text_delta`), `tool_use` (one per
+ *    tool call index, started when its name has arrived, with the provider's id or `toolu_<request id>_<index>`,
+ *    `input: {}`; argument fragments as `input_json_delta` `partial_json`, unparsed). A block of another kind closes
+ *    the open one (`content_block_stop`); the finish chunk closes the last. Argument fragments for a tool call whose
+ *    block was already closed (a provider interleaving parallel calls) go to that block's index all the same, which
+ *    the Anthropic SDK accumulates by index.
+ * 3. Gemini thought signatures (tool calls' and the message's `extra_content.google.thought_signature`) arrive with
+ *    the tool calls, after any reasoning: they are emitted last, in a `thinking` block of their own (empty text, a
+ *    `signature_delta` with the carried signature, see ./carried-reasoning.ts), so the client sends them back.
+ * 4. `message_delta` with `stop_reason`, `stop_sequence` (as in ./response.ts) and the final usage, including
+ *    `input_tokens` and the cache counts (Anthropic's API and SDK take them from `message_delta`), then
+ *    `message_stop`. These wait for `[DONE]` (or the end of the stream after a finish reason), since the usage chunk
+ *    comes after the finish chunk.
+ * A provider error inside the stream (Groq's `event: error`, OpenAI's `data: {"error": …}`), a malformed event, or a
+ * stream that ends before any finish reason ends the output with Anthropic's `error` event
+ * (`{"type":"error","error":{"type","message"}}`) and no `message_stop`; anything after is ignored.
+ * Sources: https://docs.anthropic.com/en/docs/build-with-claude/streaming,
+ * https://platform.openai.com/docs/api-reference/chat-streaming/streaming.
+ */
+import type { Transform } from 'node:stream';
+import { carryMessageSignature, carryToolCallSignature, encodeCarried, geminiThoughtSignature, isEmptyCarried, type CarriedReasoning } from '../shared/carried-reasoning.ts';
+import { partsText, reasoningText } from '../shared/openai-chat-answer.ts';
+import { ChatChunkSourceStream } from '../shared/openai-chat-chunk-source.ts';
+import { redactSecrets } from '../shared/provider-errors.ts';
+import { isRecord } from '../shared/values.ts';
+import type { TranslatorCall } from '../types.ts';
+import { anthropicErrorType, anthropicSseEvent } from '../wire/anthropic-messages.ts';
+import { messageId, messagesUsage, stopInfo, toolUseId, zeroUsage } from './response.ts';
+
+/** One tool call of the stream, by the provider's tool call index. */
+interface ToolState {
+  /** Its content block index; -1 until its name has arrived and the block started. */
+  block: number;
+  id: string;
+  name: string;
+  /** Argument fragments received before the block could start. */
+  pending: string;
+  /** Gemini's thought signature of the call, when it came before the block started. */
+  signature: string | undefined;
+}
+
+/** Chat chunk SSE bytes in, Messages SSE bytes out; one instance per response. */
+class MessagesStream extends ChatChunkSourceStream {
+  private readonly tools = new Map<number, ToolState>();
+  private readonly carried: CarriedReasoning = {};
+  private started = false;
+  private nextBlock = 0;
+  /** The open content block: its index and kind, or null. */
+  private openBlock: { index: number; kind: 'thinking' | 'text' | 'tool' } | null = null;
+  private toolBlocks = 0;
+  private finishChoice: Record<string, unknown> = {};
+  private refused = false;
+
+  constructor(call: TranslatorCall) {
+    super(call, 'api_error');
+  }
+
+  protected override onFinish(finishReason: string, choice: Record<string, unknown>): void {
+    this.finishReason = finishReason;
+    this.finishChoice = choice;
+    this.closeBlock();
+  }
+
+  protected override start(data: Record<string, unknown>): void {
+    if (this.started) return;
+    this.started = true;
+    const model = typeof data.model === 'string' && data.model !== '' ? data.model : this.call.body.model;
+    const message = {
+      id: messageId(data.id, this.call.requestId),
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: isRecord(data.usage) ? messagesUsage(data.usage) : zeroUsage(),
+    };
+    this.out += anthropicSseEvent('message_start', { type: 'message_start', message });
+  }
+
+  protected override onDelta(delta: Record<string, unknown>): void {
+    const reasoning = reasoningText(delta);
+    if (reasoning !== '') this.appendThinking(reasoning);
+    if (typeof delta.content === 'string' && delta.content !== '') this.appendText(delta.content);
+    else if (Array.isArray(delta.content)) {
+      const parts = partsText(delta.content, (k) => this.call.removed?.push(`response.choices[0].delta.content[${k}]`));
+      if (parts.reasoning !== '') this.appendThinking(parts.reasoning);
+      if (parts.text !== '') this.appendText(parts.text);
+    }
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+      this.refused = true;
+      this.appendText(delta.refusal);
+    }
+    const sig = geminiThoughtSignature(delta);
+    if (sig) carryMessageSignature(this.carried, sig);
+    if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((tc, position) => isRecord(tc) && this.onToolDelta(tc, position));
+  }
+
+  private appendThinking(text: string): void {
+    if (this.openBlock?.kind !== 'thinking') this.startBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+    this.delta(this.openBlock!.index, { type: 'thinking_delta', thinking: text });
+  }
+
+  private appendText(text: string): void {
+    if (this.openBlock?.kind !== 'text') this.startBlock('text', { type: 'text', text: '' });
+    this.delta(this.openBlock!.index, { type: 'text_delta', text });
+  }
+
+  private onToolDelta(tc: Record<string, unknown>, position: number): void {
+    const key = Number.isInteger(tc.index) ? (tc.index as number) : position;
+    let tool = this.tools.get(key);
+    if (!tool) {
+      tool = { block: -1, id: '', name: '', pending: '', signature: undefined };
+      this.tools.set(key, tool);
+    }
+    const fn = isRecord(tc.function) ? tc.function : {};
+    if (tool.block === -1) {
+      if (typeof tc.id === 'string' && tc.id !== '') tool.id = tc.id;
+      if (typeof fn.name === 'string' && fn.name !== '') tool.name = fn.name;
+    }
+    const sig = geminiThoughtSignature(tc);
+    if (sig) {
+      if (tool.block === -1) tool.signature = sig;
+      else carryToolCallSignature(this.carried, tool.id, sig);
+    }
+    if (tool.block === -1 && tool.name !== '') this.startTool(tool, key);
+    const args = typeof fn.arguments === 'string' ? fn.arguments : '';
+    if (args === '') return;
+    if (tool.block === -1) tool.pending += args;
+    else this.delta(tool.block, { type: 'input_json_delta', partial_json: args });
+  }
+
+  private startTool(tool: ToolState, key: number): void {
+    tool.id = toolUseId(tool.id, this.call.requestId, key);
+    this.toolBlocks++;
+    tool.block = this.startBlock('tool', { type: 'tool_use', id: tool.id, name: tool.name, input: {} });
+    if (tool.signature) carryToolCallSignature(this.carried, tool.id, tool.signature);
+    if (tool.pending !== '') {
+      this.delta(tool.block, { type: 'input_json_delta', partial_json: tool.pending });
+      tool.pending = '';
+    }
+  }
+
+  /** Closes the open block and starts a new one of `kind`; returns its index. */
+  private startBlock(kind: 'thinking' | 'text' | 'tool', block: Record<string, unknown>): number {
+    this.closeBlock();
+    const index = this.nextBlock++;
+    this.out += anthropicSseEvent('content_block_start', { type: 'content_block_start', index, content_block: block });
+    this.openBlock = { index, kind };
+    return index;
+  }
+
+  private delta(index: number, delta: Record<string, unknown>): void {
+    this.out += anthropicSseEvent('content_block_delta', { type: 'content_block_delta', index, delta });
+  }
+
+  private closeBlock(): void {
+    if (!this.openBlock) return;
+    this.out += anthropicSseEvent('content_block_stop', { type: 'content_block_stop', index: this.openBlock.index });
+    this.openBlock = null;
+  }
+
+  /** The end of a complete answer: pending tool calls, carried signatures, `message_delta`, `message_stop`. */
+  protected override complete(): void {
+    this.start({});
+    for (const [key, tool] of this.tools) if (tool.block === -1) this.startTool(tool, key);
+    this.closeBlock();
+    if (!isEmptyCarried(this.carried)) {
+      const index = this.startBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+      this.delta(index, { type: 'signature_delta', signature: encodeCarried(this.carried) });
+      this.closeBlock();
+    }
+    const body = this.call.body as unknown as Record<string, unknown>;
+    const stop = stopInfo(this.finishReason, this.finishChoice, this.toolBlocks > 0, this.refused, body.stop_sequences);
+    this.out += anthropicSseEvent('message_delta', { type: 'message_delta', delta: stop, usage: messagesUsage(this.usage) });
+    this.out += anthropicSseEvent('message_stop', { type: 'message_stop' });
+    this.state = 'done';
+  }
+
+  protected override fail(type: string, message: string): void {
+    this.out += anthropicSseEvent('error', { type: 'error', error: { type, message } });
+    this.state = 'failed';
+  }
+
+  /** An error object of the provider (`{message, type, code, status_code?}`) as the final `error` event. */
+  protected override failWithError(error: Record<string, unknown>): void {
+    const status = typeof error.status_code === 'number' ? error.status_code : typeof error.status === 'number' ? error.status : undefined;
+    const neutral = typeof error.type === 'string' ? error.type : 'server_error';
+    const message = typeof error.message === 'string' && error.message !== '' ? redactSecrets(error.message) : `The ${this.call.provider ?? 'provider'} reported an error mid-stream`;
+    this.fail(anthropicErrorType(neutral, status), message);
+  }
+
+}
+
+/**
+ * A fresh transform from a chat-completions SSE stream (bytes, split anywhere, even inside a UTF-8 character) to a
+ * Messages SSE stream, emitting the events of each input piece as soon as it arrives (see the module comment for the
+ * event sequence). Response members it had to drop are pushed to `call.removed` when present.
+ */
+export function createMessagesStreamTranslator(call: TranslatorCall): Transform {
+  return new MessagesStream(call);
+}

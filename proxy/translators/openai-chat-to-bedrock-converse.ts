@@ -1,0 +1,437 @@
+/**
+ * The translator from OpenAI chat completions (client dialect `openai-chat`) to Bedrock's Converse API (wire
+ * format `bedrock-converse`): the request body (the model id goes in the URL, which the transport builds), the
+ * Converse response, and the ConverseStream binary event stream back to `chat.completion.chunk` events.
+ * Sources: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html,
+ * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html.
+ */
+import type { Transform, TransformCallback } from 'node:stream';
+import type { ChatCompletion, ChatCompletionRequest, ChatContentPart, ChatMessage, ChatToolCall, ChatUsage, OpenAIErrorBody } from '../../shared/chat.ts';
+import { badRequest } from '../errors.ts';
+import { parseDataUrl } from './shared/data-url.ts';
+import { assertSingleChoice, contentText, maxTokensOf, parseToolArguments, stopList } from './shared/openai-chat-request.ts';
+import { badEventError, ChunkWriter, SSE_DONE, sseError, truncatedStreamError } from './shared/openai-chat-stream.ts';
+import { openAIUsage } from './shared/openai-usage.ts';
+import { upstreamBadResponse } from './shared/provider-errors.ts';
+import { appendTurn } from './shared/turns.ts';
+import { TranslatorStream } from './shared/translator-stream.ts';
+import { finiteOrZero, isRecord, parseJson } from './shared/values.ts';
+import type { MappedResponse, MappingTranslator, TranslatorCall } from './types.ts';
+import { EventStreamReader, headerString, loadEventStream, type EventStreamHeaders, type EventStreamSink } from './wire/aws-eventstream.ts';
+import { bedrockErrorType, exceptionName, type ConverseBlock, type ConverseRequest, type ConverseResponse, type ConverseUsage } from './wire/bedrock.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Request
+// ---------------------------------------------------------------------------------------------
+
+const IMAGE_FORMATS: Readonly<Record<string, string>> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
+
+/** Bedrock document names allow letters, digits, single spaces, hyphens, parentheses and square brackets. */
+function documentName(filename: unknown, fallback: string): string {
+  const base = typeof filename === 'string' ? filename.replace(/\.[^.]*$/, '') : '';
+  const cleaned = base.replace(/[^A-Za-z0-9 ()[\]-]+/g, '-').replace(/\s+/g, ' ').trim().slice(0, 200);
+  return cleaned || fallback;
+}
+
+function converseBlocks(content: ChatMessage['content'], param: string): ConverseBlock[] {
+  if (content === undefined || content === null) return [];
+  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
+  if (!Array.isArray(content)) throw badRequest(`${param} must be a string or an array of content parts`, param);
+  const blocks: ConverseBlock[] = [];
+  content.forEach((part: ChatContentPart, j) => {
+    const p = `${param}[${j}]`;
+    if (!isRecord(part)) throw badRequest(`${p} must be an object`, p);
+    switch (part.type) {
+      case 'text':
+      case 'input_text':
+        if (typeof part.text !== 'string') throw badRequest(`${p}.text must be a string`, `${p}.text`);
+        if (part.text !== '') blocks.push({ text: part.text });
+        break;
+      case 'image_url': {
+        const url = part.image_url?.url;
+        const data = typeof url === 'string' ? parseDataUrl(url) : null;
+        const format = data ? IMAGE_FORMATS[data.mediaType] : undefined;
+        if (!data || !format) {
+          throw badRequest(`${p}: bedrock accepts images only as png, jpeg, gif or webp base64 data: URLs`, `${p}.image_url.url`);
+        }
+        blocks.push({ image: { format, source: { bytes: data.base64 } } });
+        break;
+      }
+      case 'file': {
+        const file = isRecord(part.file) ? part.file : {};
+        const data = typeof file.file_data === 'string' ? parseDataUrl(file.file_data) : null;
+        if (!data || data.mediaType !== 'application/pdf') {
+          throw badRequest(`${p}: bedrock accepts files only as PDF data URLs in file.file_data`, `${p}.file.file_data`);
+        }
+        blocks.push({ document: { format: 'pdf', name: documentName(file.filename, `document ${j + 1}`), source: { bytes: data.base64 } } });
+        break;
+      }
+      default:
+        throw badRequest(`${p}: content part type ${JSON.stringify(part.type)} is not supported by bedrock`, `${p}.type`);
+    }
+    if (part.cache_control !== undefined) blocks.push({ cachePoint: { type: 'default' } });
+  });
+  return blocks;
+}
+
+function assistantBlocks(message: ChatMessage, param: string): ConverseBlock[] {
+  const content = Array.isArray(message.content) ? message.content.filter((part) => part?.type !== 'refusal') : message.content;
+  const blocks = converseBlocks(content, `${param}.content`);
+  (message.tool_calls ?? []).forEach((call: ChatToolCall, j) => {
+    const p = `${param}.tool_calls[${j}]`;
+    if (!isRecord(call) || !isRecord(call.function) || typeof call.function.name !== 'string') {
+      throw badRequest(`${p} must be {"id","type":"function","function":{"name","arguments"}}`, p);
+    }
+    blocks.push({
+      toolUse: { toolUseId: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments, `${p}.function.arguments`) },
+    });
+  });
+  return blocks;
+}
+
+/** The system blocks and alternating turns of an OpenAI message list, and whether the history holds tool blocks. */
+function converseTurns(body: ChatCompletionRequest): { system: ConverseBlock[]; messages: ConverseRequest['messages']; hasToolBlocks: boolean } {
+  const system: ConverseBlock[] = [];
+  const messages: ConverseRequest['messages'] = [];
+  let hasToolBlocks = false;
+  body.messages.forEach((message, i) => {
+    const param = `messages[${i}]`;
+    if (!isRecord(message)) throw badRequest(`${param} must be an object`, param);
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        system.push(...converseBlocks(message.content, `${param}.content`).filter((b) => 'text' in b || 'cachePoint' in b));
+        break;
+      case 'user':
+        appendTurn(messages, 'user', converseBlocks(message.content, `${param}.content`));
+        break;
+      case 'assistant':
+        if (message.tool_calls?.length) hasToolBlocks = true;
+        appendTurn(messages, 'assistant', assistantBlocks(message, param));
+        break;
+      case 'tool': {
+        if (typeof message.tool_call_id !== 'string') throw badRequest(`${param}.tool_call_id is required`, `${param}.tool_call_id`);
+        const text = contentText(message.content);
+        appendTurn(messages, 'user', [{ toolResult: { toolUseId: message.tool_call_id, content: text ? [{ text }] : [] } }]);
+        hasToolBlocks = true;
+        break;
+      }
+      default:
+        throw badRequest(`${param}.role ${JSON.stringify(message.role)} is not supported by bedrock`, `${param}.role`);
+    }
+  });
+  return { system, messages, hasToolBlocks };
+}
+
+function inferenceConfigOf(body: ChatCompletionRequest): ConverseRequest['inferenceConfig'] {
+  const inference: NonNullable<ConverseRequest['inferenceConfig']> = {};
+  const maxTokens = maxTokensOf(body);
+  if (maxTokens !== undefined) inference.maxTokens = maxTokens;
+  if (typeof body.temperature === 'number') inference.temperature = body.temperature;
+  if (typeof body.top_p === 'number') inference.topP = body.top_p;
+  const stops = stopList(body.stop);
+  if (stops) inference.stopSequences = stops;
+  return Object.keys(inference).length ? inference : undefined;
+}
+
+function toolConfigOf(body: ChatCompletionRequest, hasToolBlocks: boolean): ConverseRequest['toolConfig'] {
+  if (!Array.isArray(body.tools) || !body.tools.length) return undefined;
+  const tools = body.tools.map((tool, i) => {
+    if (tool?.type !== 'function' || !isRecord(tool.function) || typeof tool.function.name !== 'string') {
+      throw badRequest(`tools[${i}]: only {"type":"function","function":{"name",...}} tools are supported by bedrock`, `tools[${i}]`);
+    }
+    const fn = tool.function;
+    return {
+      toolSpec: {
+        name: fn.name,
+        ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
+        inputSchema: { json: fn.parameters ?? { type: 'object', properties: {} } },
+      },
+    };
+  });
+  const choice = body.tool_choice;
+  if (choice === 'none') return hasToolBlocks ? { tools } : undefined;
+  if (choice === undefined || choice === null || choice === 'auto') return { tools, ...(choice === 'auto' ? { toolChoice: { auto: {} } } : {}) };
+  if (choice === 'required') return { tools, toolChoice: { any: {} } };
+  if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') {
+    return { tools, toolChoice: { tool: { name: choice.function.name } } };
+  }
+  throw badRequest('tool_choice must be "auto", "required", "none" or {"type":"function","function":{"name":...}}', 'tool_choice');
+}
+
+/**
+ * Maps an OpenAI chat-completions body to a Converse request body (the model id goes in the URL).
+ *
+ * - `system`/`developer` messages → `system: [{text}]`; consecutive same-role turns are merged;
+ * - text parts → `{text}`; image `data:` URLs → `{image: {format, source: {bytes: <base64>}}}` (http(s) image
+ *   URLs are rejected: Converse takes bytes or S3 locations only); PDF `file` parts → `{document}`;
+ *   parts with `cache_control` are followed by a `{cachePoint: {type: "default"}}` block;
+ * - assistant `tool_calls` → `{toolUse: {toolUseId, name, input}}`; `tool` messages → user `{toolResult: {toolUseId, content: [{text}]}}`;
+ * - `max_completion_tokens`/`max_tokens`, `temperature`, `top_p`, `stop` → `inferenceConfig` (maxTokens, temperature, topP, stopSequences);
+ * - `tools` → `toolConfig.tools[].toolSpec {name, description, inputSchema: {json}}`; `tool_choice` auto → `{auto:{}}`,
+ *   required → `{any:{}}`, `{function:{name}}` → `{tool:{name}}`, none → tools omitted (kept without a choice when the
+ *   history holds tool blocks, which Converse requires a toolConfig for).
+ * @throws {GatewayError} 400 for what Converse cannot express (`n` > 1, http image URLs, audio parts, unknown roles,
+ *   non-function tools, invalid tool-call arguments JSON).
+ */
+export function toConverseRequest(body: ChatCompletionRequest): ConverseRequest {
+  if (!Array.isArray(body.messages)) throw badRequest('messages must be an array', 'messages');
+  assertSingleChoice(body, 'bedrock');
+  const { system, messages, hasToolBlocks } = converseTurns(body);
+  const request: ConverseRequest = { messages };
+  if (system.length) request.system = system;
+  const inference = inferenceConfigOf(body);
+  if (inference) request.inferenceConfig = inference;
+  const toolConfig = toolConfigOf(body, hasToolBlocks);
+  if (toolConfig) request.toolConfig = toolConfig;
+  return request;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Maps a Converse `stopReason` to OpenAI's `finish_reason`: end_turn/stop_sequence → stop,
+ * max_tokens/model_context_window_exceeded → length, tool_use → tool_calls,
+ * guardrail_intervened/content_filtered → content_filter.
+ */
+export function converseFinishReason(reason: string | null | undefined): string | null {
+  switch (reason) {
+    case null:
+    case undefined:
+      return null;
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'guardrail_intervened':
+    case 'content_filtered':
+      return 'content_filter';
+    default:
+      return 'stop';
+  }
+}
+
+/**
+ * Maps Converse usage to OpenAI usage (tokens): prompt_tokens = inputTokens + cacheReadInputTokens + cacheWriteInputTokens,
+ * completion_tokens = outputTokens, total_tokens = totalTokens (else the sum),
+ * `prompt_tokens_details: {cached_tokens: cacheReadInputTokens, cache_write_tokens: cacheWriteInputTokens}`.
+ */
+export function converseUsage(usage: ConverseUsage | undefined): ChatUsage {
+  const u = usage ?? {};
+  const total = typeof u.totalTokens === 'number' ? u.totalTokens : undefined;
+  return openAIUsage(
+    finiteOrZero(u.inputTokens),
+    finiteOrZero(u.outputTokens),
+    finiteOrZero(u.cacheReadInputTokens),
+    finiteOrZero(u.cacheWriteInputTokens),
+    total,
+  );
+}
+
+/**
+ * Maps a Converse response to an OpenAI `chat.completion` with the given `id` and `model`: `{text}` blocks
+ * concatenated into `content` (null when none), `reasoningContent` into `reasoning_content`, `{toolUse}` blocks into
+ * `tool_calls` (id = toolUseId, arguments = JSON string of `input`), stop reason and usage mapped.
+ */
+export function fromConverseResponse(response: ConverseResponse, id: string, model: string): ChatCompletion {
+  let text = '';
+  let hasText = false;
+  let reasoning = '';
+  const toolCalls: ChatToolCall[] = [];
+  for (const block of response.output?.message?.content ?? []) {
+    if (typeof block.text === 'string') {
+      text += block.text;
+      hasText = true;
+    } else if (isRecord(block.toolUse)) {
+      toolCalls.push({
+        id: String(block.toolUse.toolUseId),
+        type: 'function',
+        function: { name: String(block.toolUse.name), arguments: JSON.stringify(block.toolUse.input ?? {}) },
+      });
+    } else if (isRecord(block.reasoningContent) && isRecord(block.reasoningContent.reasoningText)) {
+      const t = block.reasoningContent.reasoningText.text;
+      if (typeof t === 'string') reasoning += t;
+    }
+  }
+  const message: ChatCompletion['choices'][number]['message'] = { role: 'assistant', content: hasText ? text : null };
+  if (reasoning) message.reasoning_content = reasoning;
+  if (toolCalls.length) message.tool_calls = toolCalls;
+  return {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message, finish_reason: converseFinishReason(response.stopReason), logprobs: null }],
+    usage: converseUsage(response.usage),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * ConverseStream event-stream bytes in, OpenAI `chat.completion.chunk` SSE bytes out, one instance per response.
+ * Frames come whole from an {@link EventStreamReader}; mapped events collect in `out` and are pushed once per
+ * input piece.
+ */
+class BedrockChatStream extends TranslatorStream implements EventStreamSink {
+  private readonly frames = new EventStreamReader();
+  private readonly writer: ChunkWriter;
+  /** OpenAI tool-call index (0-based among tool calls) by Converse content block index. */
+  private readonly toolIndexByBlock = new Map<number, number>();
+  private finished = false;
+
+  constructor(call: TranslatorCall) {
+    super();
+    this.writer = new ChunkWriter(`chatcmpl-${call.requestId}`, call.body.model);
+  }
+
+  get acceptsFrames(): boolean {
+    return this.state === 'open';
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.frames.write(chunk, this, callback);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (this.state === 'open') {
+      if (this.finished && this.frames.buffered === 0) {
+        this.out += SSE_DONE;
+        this.state = 'done';
+      } else {
+        this.fail(truncatedStreamError('bedrock'));
+      }
+    }
+    this.drain();
+    callback();
+  }
+
+  onUnreadable(message: string): void {
+    this.fail(badEventError(message));
+  }
+
+  private fail(error: OpenAIErrorBody): void {
+    this.out += sseError(error);
+    this.state = 'failed';
+  }
+
+  onFrame(headers: EventStreamHeaders, body: Record<string, unknown>): void {
+    const messageType = headerString(headers, ':message-type') ?? 'event';
+    if (messageType === 'event') {
+      this.onEvent(headerString(headers, ':event-type'), body);
+    } else if (messageType === 'exception') {
+      const name = exceptionName(headerString(headers, ':exception-type'));
+      const message = typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : `bedrock stream exception ${name ?? ''}`.trim();
+      this.fail({ error: { message, type: bedrockErrorType(name, 500), param: null, code: name } });
+    } else {
+      const code = headerString(headers, ':error-code') ?? null;
+      const message = headerString(headers, ':error-message') ?? 'bedrock stream error';
+      this.fail({ error: { message, type: bedrockErrorType(code, 500), param: null, code } });
+    }
+  }
+
+  private onEvent(eventType: string | undefined, payload: Record<string, unknown>): void {
+    switch (eventType) {
+      case 'messageStart':
+        this.out += this.writer.role();
+        break;
+      case 'contentBlockStart': {
+        const start = isRecord(payload.start) ? payload.start : {};
+        if (isRecord(start.toolUse)) {
+          const index = this.toolIndexByBlock.size;
+          this.toolIndexByBlock.set(finiteOrZero(payload.contentBlockIndex), index);
+          this.out += this.writer.toolStart(index, String(start.toolUse.toolUseId), String(start.toolUse.name));
+        }
+        break;
+      }
+      case 'contentBlockDelta':
+        this.onBlockDelta(finiteOrZero(payload.contentBlockIndex), isRecord(payload.delta) ? payload.delta : {});
+        break;
+      case 'messageStop':
+        if (!this.finished) this.out += this.writer.finish(converseFinishReason(typeof payload.stopReason === 'string' ? payload.stopReason : null) ?? 'stop');
+        this.finished = true;
+        break;
+      case 'metadata':
+        if (!this.finished) this.out += this.writer.finish('stop');
+        this.finished = true;
+        this.out += this.writer.usage(converseUsage(isRecord(payload.usage) ? (payload.usage as ConverseUsage) : undefined));
+        this.out += SSE_DONE;
+        this.state = 'done';
+        break;
+      default:
+        // contentBlockStop and event types added later carry nothing to forward.
+        break;
+    }
+  }
+
+  private onBlockDelta(blockIndex: number, delta: Record<string, unknown>): void {
+    if (typeof delta.text === 'string') {
+      if (delta.text) this.out += this.writer.content(delta.text);
+    } else if (isRecord(delta.toolUse) && typeof delta.toolUse.input === 'string') {
+      const index = this.toolIndexByBlock.get(blockIndex);
+      if (index !== undefined && delta.toolUse.input) this.out += this.writer.toolArguments(index, delta.toolUse.input);
+    } else if (isRecord(delta.reasoningContent) && typeof delta.reasoningContent.text === 'string') {
+      if (delta.reasoningContent.text) this.out += this.writer.reasoning(delta.reasoningContent.text);
+    }
+  }
+}
+
+/**
+ * A fresh transform from ConverseStream's binary event stream (`application/vnd.amazon.eventstream`) to OpenAI
+ * `chat.completion.chunk` SSE bytes. Frames may be split anywhere across input pieces: bytes are buffered until a
+ * whole frame (length = first 4 bytes, big-endian) is present, then decoded (CRCs checked) and mapped at once:
+ * `messageStart` → role chunk; `contentBlockStart.start.toolUse` → tool-call start (`index` = 0-based position
+ * among tool calls, id = toolUseId); `contentBlockDelta` text / `toolUse.input` / `reasoningContent.text` →
+ * content / argument fragments / `reasoning_content`; `messageStop` → finish chunk; `metadata` → usage chunk
+ * (`choices: []`) and `data: [DONE]`. An `exception` or `error` frame, a corrupt frame, or a stream ending
+ * before `messageStop` becomes a final `data: {"error":{...}}` event with no `[DONE]`.
+ */
+export function createBedrockStreamMapper(call: TranslatorCall): Transform {
+  return new BedrockChatStream(call);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The translator
+// ---------------------------------------------------------------------------------------------
+
+function ignore(): void {}
+
+function translateRequest(call: TranslatorCall): Buffer {
+  const body = Buffer.from(JSON.stringify(toConverseRequest(call.body)));
+  // The stream translator needs the event-stream codec: load it now, while the request is under way.
+  if (call.stream) loadEventStream().catch(ignore);
+  return body;
+}
+
+function translateResponse(body: Buffer, call: TranslatorCall): MappedResponse {
+  const parsed = parseJson(body);
+  if (!isRecord(parsed)) {
+    return upstreamBadResponse('bedrock returned a response that is not JSON');
+  }
+  return { status: 200, body: fromConverseResponse(parsed as ConverseResponse, `chatcmpl-${call.requestId}`, call.body.model) };
+}
+
+/**
+ * `openai-chat` → `bedrock-converse`: requests by {@link toConverseRequest} (a streaming one also starts loading the
+ * event-stream codec), responses by {@link fromConverseResponse} (id `chatcmpl-<request id>`, the requested model;
+ * 502 `upstream_bad_response` for a body that is not JSON), streams by {@link createBedrockStreamMapper}.
+ */
+export const openAIChatToBedrockConverse: MappingTranslator = {
+  dialect: 'openai-chat',
+  wireFormat: 'bedrock-converse',
+  identity: false,
+  translateRequest,
+  translateResponse,
+  createStreamTranslator: createBedrockStreamMapper,
+};

@@ -1,0 +1,369 @@
+/**
+ * A chat-completions stream (`chat.completion.chunk` SSE) as a Responses stream, event by event as the chunks arrive.
+ *
+ * Output, each event `event: <type>\ndata: <json>\n\n`, the JSON carrying `type` and a `sequence_number` counting
+ * from 0:
+ * 1. `response.created`, then `response.in_progress`, at the provider's first chunk: the response object
+ *    (./echo.ts) with status `in_progress`, no output, usage null;
+ * 2. output items, one after another, output indices from 0 (ids and shapes as in ./output.ts):
+ *    - reasoning (from `reasoning_content` / `reasoning` deltas): `response.output_item.added`,
+ *      `response.reasoning_summary_part.added` (summary index 0), `response.reasoning_summary_text.delta` per delta,
+ *      then `response.reasoning_summary_text.done`, `response.reasoning_summary_part.done`, `response.output_item.done`;
+ *    - message (from `content` and `refusal` deltas): `response.output_item.added`, `response.content_part.added`,
+ *      `response.output_text.delta` per delta (`response.refusal.delta` in a `refusal` part), then
+ *      `response.output_text.done` (`response.refusal.done`), `response.content_part.done`, `response.output_item.done`;
+ *    - one function call per chat tool call index, started when its name has arrived: `response.output_item.added`
+ *      (name as the client knows it, `call_id`, `arguments: ""`), `response.function_call_arguments.delta` per argument
+ *      fragment, then `response.function_call_arguments.done` and `response.output_item.done`. A call of a custom tool
+ *      is a `custom_tool_call` item whose input is sent whole at its end (`response.custom_tool_call_input.delta` and
+ *      `.done`), since the fragments are of the JSON arguments the tool's input is wrapped in.
+ *    Reasoning or message output after another item closes it; tool calls stay open until the finish chunk (or other
+ *    output), so fragments a provider interleaves between parallel calls all reach their items. When Gemini sent
+ *    thought signatures, a last reasoning item without summary carries them in `encrypted_content`.
+ * 3. `response.completed` (or `response.incomplete` for finish reason `length` / `content_filter`) with the whole
+ *    response object and its usage, after `[DONE]` (or the end of the stream after a finish reason), since the usage
+ *    chunk follows the finish chunk.
+ * A provider error inside the stream (Groq's `event: error`, OpenAI's `data: {"error": …}`), a malformed event, or a
+ * stream that ends before any finish reason ends the output with `response.failed`: the response with status `failed`,
+ * `error: {code, message}` (the provider's error code, else `rate_limit_exceeded` for rate limits and
+ * `server_error` otherwise) and the items completed so far. Anything after is ignored.
+ * Sources: https://platform.openai.com/docs/api-reference/responses-streaming,
+ * https://platform.openai.com/docs/api-reference/chat-streaming/streaming.
+ */
+import type { Transform } from 'node:stream';
+import { carryMessageSignature, carryToolCallSignature, encodeCarried, geminiThoughtSignature, type CarriedReasoning } from '../shared/carried-reasoning.ts';
+import { partsText, reasoningText } from '../shared/openai-chat-answer.ts';
+import { ChatChunkSourceStream } from '../shared/openai-chat-chunk-source.ts';
+import { redactSecrets } from '../shared/provider-errors.ts';
+import { isRecord } from '../shared/values.ts';
+import type { ToolOrigin, TranslatorCall } from '../types.ts';
+import { responseEcho, responseObject, type ResponseEcho, type ResponseState } from './echo.ts';
+import { callIdOf, customInput, finishStatus, itemId, messageItem, outputTextPart, reasoningItem, refusalPart, responseIdOf, responsesUsage, toolCallItem } from './output.ts';
+import { nowSeconds } from './response.ts';
+import { toolNamesOf, toolOrigin, type ToolNameMap } from './tool-names.ts';
+
+/** The open reasoning item. */
+interface ReasoningState {
+  kind: 'reasoning';
+  index: number;
+  id: string;
+  text: string;
+}
+
+/** The open message item and its open content part. */
+interface MessageState {
+  kind: 'message';
+  index: number;
+  id: string;
+  parts: Record<string, unknown>[];
+  part: { kind: 'text' | 'refusal'; text: string } | null;
+}
+
+/** One tool call of the stream, by the provider's tool call index. */
+interface ToolState {
+  /** Its output index; -1 until its name has arrived and the item started. */
+  index: number;
+  id: string;
+  providerId: string;
+  name: string;
+  origin: ToolOrigin;
+  callId: string;
+  args: string;
+  /** Argument fragments received before the item could start. */
+  pending: string;
+  /** Gemini's thought signature of the call, when it came before the item started. */
+  signature: string | undefined;
+  closed: boolean;
+}
+
+/** Chat chunk SSE bytes in, Responses SSE bytes out; one instance per response. */
+class ResponsesStream extends ChatChunkSourceStream {
+  private readonly echo: ResponseEcho;
+  private readonly toolNames: ToolNameMap;
+  private readonly tools = new Map<number, ToolState>();
+  private readonly carried: CarriedReasoning = {};
+  private readonly output: Record<string, unknown>[] = [];
+  private readonly response: ResponseState;
+  private started = false;
+  private sequence = 0;
+  private nextIndex = 0;
+  private current: ReasoningState | MessageState | null = null;
+  private openTools: ToolState[] = [];
+
+  constructor(call: TranslatorCall) {
+    super(call, 'server_error');
+    this.echo = responseEcho(call.body);
+    this.toolNames = call.toolNames ?? toolNamesOf((call.body as unknown as Record<string, unknown>).tools).bySent;
+    this.response = {
+      id: responseIdOf(call.requestId),
+      createdAt: 0,
+      status: 'in_progress',
+      completedAt: null,
+      error: null,
+      incomplete: null,
+      model: call.body.model,
+      output: [],
+      usage: null,
+    };
+  }
+
+  private send(type: string, payload: Record<string, unknown>): void {
+    this.out += `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.sequence++, ...payload })}\n\n`;
+  }
+
+  protected override onFinish(finishReason: string): void {
+    if (this.finishReason !== undefined) return;
+    this.finishReason = finishReason;
+    this.closeAll();
+  }
+
+  /** `response.created` and `response.in_progress`, once, at the first chunk. */
+  protected override start(data: Record<string, unknown>): void {
+    if (this.started) return;
+    this.started = true;
+    this.response.createdAt = typeof data.created === 'number' ? data.created : nowSeconds();
+    if (typeof data.model === 'string' && data.model !== '') this.response.model = data.model;
+    // One serialization for both events (the echoed tools can be tens of kilobytes, as Codex's are).
+    const response = JSON.stringify(responseObject(this.response, this.echo));
+    for (const type of ['response.created', 'response.in_progress']) {
+      this.out += `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.sequence++},"response":${response}}\n\n`;
+    }
+  }
+
+  protected override onDelta(delta: Record<string, unknown>): void {
+    const reasoning = reasoningText(delta);
+    if (reasoning !== '') this.appendReasoning(reasoning);
+    if (typeof delta.content === 'string' && delta.content !== '') this.appendMessage('text', delta.content);
+    else if (Array.isArray(delta.content)) {
+      const parts = partsText(delta.content, (k) => this.call.removed?.push(`response.choices[0].delta.content[${k}]`));
+      if (parts.reasoning !== '') this.appendReasoning(parts.reasoning);
+      if (parts.text !== '') this.appendMessage('text', parts.text);
+    }
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') this.appendMessage('refusal', delta.refusal);
+    const signature = geminiThoughtSignature(delta);
+    if (signature) carryMessageSignature(this.carried, signature);
+    if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((tc, position) => isRecord(tc) && this.onToolDelta(tc, position));
+  }
+
+  // --- reasoning and message items -------------------------------------------------------------
+
+  private appendReasoning(text: string): void {
+    let item = this.current;
+    if (item?.kind !== 'reasoning') {
+      this.closeCurrent();
+      this.closeTools('completed');
+      const index = this.nextIndex++;
+      item = this.current = { kind: 'reasoning', index, id: itemId('rs', this.call.requestId, index), text: '' };
+      this.send('response.output_item.added', { output_index: index, item: reasoningItem(item.id, '', '') });
+      this.send('response.reasoning_summary_part.added', { ...this.at(item), summary_index: 0, part: { type: 'summary_text', text: '' } });
+    }
+    item.text += text;
+    this.send('response.reasoning_summary_text.delta', { ...this.at(item), summary_index: 0, delta: text });
+  }
+
+  private appendMessage(kind: 'text' | 'refusal', text: string): void {
+    let item = this.current;
+    if (item?.kind !== 'message') {
+      this.closeCurrent();
+      this.closeTools('completed');
+      const index = this.nextIndex++;
+      item = this.current = { kind: 'message', index, id: itemId('msg', this.call.requestId, index), parts: [], part: null };
+      this.send('response.output_item.added', { output_index: index, item: messageItem(item.id, 'in_progress', []) });
+    }
+    if (item.part?.kind !== kind) {
+      this.closePart(item);
+      item.part = { kind, text: '' };
+      this.send('response.content_part.added', { ...this.at(item), content_index: item.parts.length, part: kind === 'text' ? outputTextPart('') : refusalPart('') });
+    }
+    item.part.text += text;
+    if (kind === 'text') this.send('response.output_text.delta', { ...this.at(item), content_index: item.parts.length, delta: text, logprobs: [] });
+    else this.send('response.refusal.delta', { ...this.at(item), content_index: item.parts.length, delta: text });
+  }
+
+  /** `item_id` and `output_index` of an item. */
+  private at(item: { id: string; index: number }): { item_id: string; output_index: number } {
+    return { item_id: item.id, output_index: item.index };
+  }
+
+  private closePart(item: MessageState): void {
+    const part = item.part;
+    if (!part) return;
+    const where = { ...this.at(item), content_index: item.parts.length };
+    const done = part.kind === 'text' ? outputTextPart(part.text) : refusalPart(part.text);
+    if (part.kind === 'text') this.send('response.output_text.done', { ...where, text: part.text, logprobs: [] });
+    else this.send('response.refusal.done', { ...where, refusal: part.text });
+    this.send('response.content_part.done', { ...where, part: done });
+    item.parts.push(done);
+    item.part = null;
+  }
+
+  /** Closes the open reasoning or message item; `status` is the message's. */
+  private closeCurrent(status = 'completed'): void {
+    const item = this.current;
+    if (!item) return;
+    this.current = null;
+    if (item.kind === 'reasoning') {
+      const summary = { type: 'summary_text', text: item.text };
+      this.send('response.reasoning_summary_text.done', { ...this.at(item), summary_index: 0, text: item.text });
+      this.send('response.reasoning_summary_part.done', { ...this.at(item), summary_index: 0, part: summary });
+      this.finishItem(item.index, reasoningItem(item.id, item.text, ''));
+    } else {
+      this.closePart(item);
+      this.finishItem(item.index, messageItem(item.id, status, item.parts));
+    }
+  }
+
+  private finishItem(index: number, item: Record<string, unknown>): void {
+    this.output[index] = item;
+    this.send('response.output_item.done', { output_index: index, item });
+  }
+
+  // --- tool calls ---------------------------------------------------------------------------------
+
+  private onToolDelta(tc: Record<string, unknown>, position: number): void {
+    const key = Number.isInteger(tc.index) ? (tc.index as number) : position;
+    let tool = this.tools.get(key);
+    if (!tool) {
+      tool = { index: -1, id: '', providerId: '', name: '', origin: { name: '' }, callId: '', args: '', pending: '', signature: undefined, closed: false };
+      this.tools.set(key, tool);
+    }
+    const fn = isRecord(tc.function) ? tc.function : {};
+    if (tool.index === -1) {
+      if (typeof tc.id === 'string' && tc.id !== '') tool.providerId = tc.id;
+      if (typeof fn.name === 'string' && fn.name !== '') tool.name = fn.name;
+    }
+    const signature = geminiThoughtSignature(tc);
+    if (signature) {
+      if (tool.index === -1) tool.signature = signature;
+      else carryToolCallSignature(this.carried, tool.callId, signature);
+    }
+    if (tool.index === -1 && tool.name !== '') this.startTool(tool, key);
+    const args = typeof fn.arguments === 'string' ? fn.arguments : '';
+    if (args === '') return;
+    if (tool.index === -1) tool.pending += args;
+    else if (tool.closed) this.call.removed?.push(`response.choices[0].delta.tool_calls[${position}].function.arguments`);
+    else this.appendArguments(tool, args);
+  }
+
+  private startTool(tool: ToolState, key: number): void {
+    this.closeCurrent();
+    tool.index = this.nextIndex++;
+    tool.callId = callIdOf(tool.providerId, this.call.requestId, key);
+    tool.origin = toolOrigin(this.toolNames, tool.name);
+    tool.id = itemId(tool.origin.custom ? 'ctc' : 'fc', this.call.requestId, tool.index);
+    this.openTools.push(tool);
+    this.send('response.output_item.added', { output_index: tool.index, item: toolCallItem(tool.id, 'in_progress', tool.callId, tool.origin, '') });
+    if (tool.signature) carryToolCallSignature(this.carried, tool.callId, tool.signature);
+    if (tool.pending !== '') {
+      this.appendArguments(tool, tool.pending);
+      tool.pending = '';
+    }
+  }
+
+  private appendArguments(tool: ToolState, args: string): void {
+    tool.args += args;
+    if (!tool.origin.custom) this.send('response.function_call_arguments.delta', { ...this.at(tool), delta: args });
+  }
+
+  /** Closes the open tool calls in output order; `lastStatus` is the status of the last one (`incomplete` when cut). */
+  private closeTools(lastStatus: string): void {
+    const open = this.openTools;
+    this.openTools = [];
+    open.forEach((tool, k) => {
+      tool.closed = true;
+      const status = k === open.length - 1 ? lastStatus : 'completed';
+      let value: string;
+      if (tool.origin.custom) {
+        value = customInput(tool.args === '' ? '{}' : tool.args);
+        if (value !== '') this.send('response.custom_tool_call_input.delta', { ...this.at(tool), delta: value });
+        this.send('response.custom_tool_call_input.done', { ...this.at(tool), input: value });
+      } else {
+        if (tool.args === '') this.appendArguments(tool, '{}');
+        value = tool.args;
+        this.send('response.function_call_arguments.done', { ...this.at(tool), arguments: value });
+      }
+      this.finishItem(tool.index, toolCallItem(tool.id, status, tool.callId, tool.origin, value));
+    });
+  }
+
+  // --- the end -------------------------------------------------------------------------------------
+
+  /** At the finish chunk: tool calls whose name never came start now; every item closes; carried signatures follow. */
+  private closeAll(): void {
+    for (const [key, tool] of this.tools) if (tool.index === -1) this.startTool(tool, key);
+    const { status } = finishStatus(this.finishReason);
+    const last = status === 'incomplete' ? 'incomplete' : 'completed';
+    if (this.openTools.length) {
+      this.closeCurrent();
+      this.closeTools(last);
+    } else this.closeCurrent(last);
+    const encrypted = encodeCarried(this.carried);
+    if (encrypted !== '') {
+      const index = this.nextIndex++;
+      const item = reasoningItem(itemId('rs', this.call.requestId, index), '', encrypted);
+      this.send('response.output_item.added', { output_index: index, item });
+      this.finishItem(index, item);
+      this.carried.google = undefined;
+    }
+  }
+
+  /** `response.completed` (or `response.incomplete`) with the whole response. */
+  protected override complete(): void {
+    this.start({});
+    if (this.finishReason === undefined) this.finishReason = 'stop';
+    if (this.current || this.openTools.length || [...this.tools.values()].some((t) => t.index === -1)) this.closeAll();
+    const { status, incomplete } = finishStatus(this.finishReason);
+    Object.assign(this.response, {
+      status,
+      incomplete,
+      completedAt: status === 'completed' ? nowSeconds() : null,
+      output: this.output,
+      usage: responsesUsage(this.usage),
+    });
+    this.send(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: responseObject(this.response, this.echo) });
+    this.state = 'done';
+  }
+
+  /** `response.failed` with the items completed so far. */
+  protected override fail(code: string, message: string): void {
+    this.start({});
+    Object.assign(this.response, {
+      status: 'failed',
+      error: { code, message },
+      output: this.output.filter((item) => item !== undefined),
+      usage: this.usage === undefined ? null : responsesUsage(this.usage),
+    });
+    this.send('response.failed', { response: responseObject(this.response, this.echo) });
+    this.state = 'failed';
+  }
+
+  /** An error object of the provider (`{message, type, code, status_code?}`) as `response.failed`. */
+  protected override failWithError(error: Record<string, unknown>): void {
+    const status = typeof error.status_code === 'number' ? error.status_code : typeof error.status === 'number' ? error.status : undefined;
+    const message = typeof error.message === 'string' && error.message !== '' ? redactSecrets(error.message) : `The ${this.call.provider ?? 'provider'} reported an error mid-stream`;
+    this.fail(failureCode(error, status), message);
+  }
+
+}
+
+/**
+ * The `error.code` of a failed response: the provider's code when it gave one (Groq's `tool_use_failed`,
+ * `context_length_exceeded`, …), else `rate_limit_exceeded` for a rate limit (status 429 or a rate-limit type),
+ * `insufficient_quota` for a quota type, `server_error` otherwise.
+ */
+function failureCode(error: Record<string, unknown>, status: number | undefined): string {
+  if (typeof error.code === 'string' && error.code !== '') return error.code;
+  const type = typeof error.type === 'string' ? error.type : '';
+  if (status === 429 || type === 'rate_limit_exceeded' || type === 'rate_limit_error' || type === 'tokens' || type === 'requests') return 'rate_limit_exceeded';
+  if (type === 'insufficient_quota') return 'insufficient_quota';
+  return 'server_error';
+}
+
+/**
+ * A fresh transform from a chat-completions SSE stream (bytes, split anywhere, even inside a UTF-8 character) to a
+ * Responses SSE stream, emitting the events of each input piece as soon as it arrives (see the module comment for the
+ * event sequence). Response members it had to drop are pushed to `call.removed` when present.
+ */
+export function createResponsesStreamTranslator(call: TranslatorCall): Transform {
+  return new ResponsesStream(call);
+}

@@ -1,0 +1,85 @@
+/**
+ * A Responses translator for a wire format that the gateway already reaches from chat completions: the request is
+ * translated to a chat body (./request.ts, with the target provider's profile), adapted to what the chat translator of
+ * that wire format carries, and handed to it; its answer, a `chat.completion`, becomes a Responses `response`
+ * (./response.ts), and its stream, chat chunks, becomes Responses events (./stream.ts) through a chain of the two
+ * stream translators (../shared/chained-stream.ts). So every member the Responses → chat translation maps, records or
+ * refuses is handled once, and the chat → wire translation's mapping is reused as it is.
+ *
+ * The chat translator reads only the chat members it maps; the {@link ChatRoute} of a wire format says what to do with
+ * the others the chat body may hold (`reasoning_effort`, `response_format`, …): remove them and record the Responses
+ * member they came from, refuse them, or map them onto the wire body afterwards. Errors the chat translator throws
+ * name the chat body's members (`messages[3].content[0]`).
+ */
+import type { ChatCompletionRequest } from '../../../shared/chat.ts';
+import { chainStreams } from '../shared/chained-stream.ts';
+import { isRecord } from '../shared/values.ts';
+import type { MappedResponse, MappingTranslator, TranslatorCall, WireFormat } from '../types.ts';
+import { toChatRequest } from './request.ts';
+import { toResponse } from './response.ts';
+import { createResponsesStreamTranslator } from './stream.ts';
+
+/** How Responses requests reach one wire format through chat completions. */
+export interface ChatRoute {
+  /** The chat → wire format translator (dialect `openai-chat`). */
+  readonly chat: MappingTranslator;
+  /** The provider whose profile and model table shape the chat body when the call names none (`anthropic`, `bedrock`). */
+  readonly provider: string;
+  /**
+   * Adapts the chat body to what `chat` carries (`request` is the client's Responses body, for naming members), pushing
+   * the Responses paths of what it removes to `removed`; returns
+   * a step that completes the wire body `chat` wrote (parsed JSON), or null when there is none.
+   * @throws {GatewayError} 400 naming the Responses member the wire format cannot honour.
+   */
+  readonly adapt: (body: ChatCompletionRequest, removed: string[], request: Record<string, unknown>) => ((wire: Record<string, unknown>) => void) | null;
+}
+
+/** The call the chat translator reads: the same request, with the chat body (for the answer only its model). */
+function chatCall(call: TranslatorCall, body: ChatCompletionRequest): TranslatorCall {
+  return { body, stream: call.stream, requestId: call.requestId, ...(call.provider !== undefined ? { provider: call.provider } : {}) };
+}
+
+/** The `openai-responses` → `wireFormat` translator going through chat completions by `route`. */
+export function responsesThroughChat(wireFormat: WireFormat, route: ChatRoute): MappingTranslator {
+  const createChatStream = route.chat.createStreamTranslator;
+  return {
+    dialect: 'openai-responses',
+    wireFormat,
+    identity: false,
+    translateRequest(call: TranslatorCall): Buffer {
+      const { body, removed, toolNames } = toChatRequest(call.body, call.provider ?? route.provider);
+      const complete = route.adapt(body, removed, call.body as unknown as Record<string, unknown>);
+      let bytes = route.chat.translateRequest(chatCall(call, body));
+      if (complete) {
+        const wire = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
+        complete(wire);
+        bytes = Buffer.from(JSON.stringify(wire));
+      }
+      if (removed.length && call.removed) call.removed.push(...removed);
+      if (toolNames.size) call.toolNames = toolNames;
+      return bytes;
+    },
+    translateResponse(body: Buffer, call: TranslatorCall): MappedResponse {
+      const chat = route.chat.translateResponse(body, chatCall(call, { model: call.body.model, messages: [] }));
+      if (chat.status !== 200 || !isRecord(chat.body) || !Array.isArray(chat.body.choices) || chat.body.choices.length === 0) return chat;
+      return { status: 200, body: toResponse(chat.body, call) };
+    },
+    ...(createChatStream
+      ? {
+          createStreamTranslator(call: TranslatorCall) {
+            return chainStreams(createChatStream(chatCall(call, { model: call.body.model, messages: [] })), createResponsesStreamTranslator(call));
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * Removes chat member `member` from `body` when present (the chat translator of the route would ignore it) and records
+ * the Responses member it came from (`from`).
+ */
+export function dropChatMember(body: ChatCompletionRequest, member: string, from: string, removed: string[]): void {
+  if (body[member] === undefined) return;
+  delete body[member];
+  removed.push(from);
+}

@@ -1,0 +1,52 @@
+/**
+ * An attempt that failed: before the provider answered (unreachable: 502, silent: 504, or a router
+ * retry) or in the middle of its answer (the stream ends with an error event in the client's stream
+ * framing; an answer being collected is answered 502/504 instead).
+ */
+import { GatewayError } from '../errors.ts';
+import { observesChunks, responseChunk } from '../observers/dispatch.ts';
+import type { RequestContext } from '../pipeline/context.ts';
+import { fail } from '../pipeline/fail.ts';
+import { finishBalancer } from './balancer.ts';
+import { retryIfAllowed } from './retry.ts';
+
+/** What an upstream error is logged and answered as: its code (`ECONNREFUSED`, `UND_ERR_SOCKET`) or else its message. */
+export function upstreamErrorCode(err: Error): string {
+  return (err as { code?: string }).code ?? err.message;
+}
+
+/** The upstream request failed before a response: a retry, or 502 (504 on timeout). */
+export function upstreamError(ctx: RequestContext, err: Error): void {
+  if (ctx.finished) return;
+  ctx.phase = 'none';
+  ctx.deadlineMs = Infinity;
+  if (!ctx.res.headersSent && retryIfAllowed(ctx, 0, null, upstreamErrorCode(err))) return;
+  if (ctx.res.headersSent) return onMidStreamError(ctx);
+  if (ctx.res.destroyed) return; // the client went away; finish records it
+  const latency = performance.now() - ctx.attemptStartMs;
+  ctx.attempts.push({ provider: ctx.provider!, status: 0, latencyMs: latency, error: upstreamErrorCode(err) });
+  finishBalancer(ctx, ctx.timedOut ? latency : null);
+  const timeoutMs = ctx.gw.config.server.upstreamTimeoutMs;
+  fail(ctx, ctx.timedOut
+    ? new GatewayError(504, `provider ${ctx.provider} did not answer within ${timeoutMs} ms`, 'server_error', 'upstream_timeout')
+    : new GatewayError(502, `provider ${ctx.provider} is unreachable (${upstreamErrorCode(err)})`, 'server_error', 'upstream_unreachable'));
+}
+
+/** The upstream connection failed mid-response: end the stream with an error event (or answer, if nothing was sent). */
+export function onMidStreamError(ctx: RequestContext): void {
+  const res = ctx.res;
+  if (ctx.finished || res.writableEnded) return;
+  ctx.error = ctx.timedOut ? 'provider timed out mid-response' : 'provider connection lost mid-response';
+  if (res.headersSent) {
+    const json = JSON.stringify(ctx.kind.errorBody(new GatewayError(502, ctx.error, 'server_error', 'upstream_disconnected')));
+    const event = ctx.kind.framing ? ctx.kind.framing.error(json) : json;
+    if (observesChunks(ctx)) responseChunk(ctx, Buffer.from(event));
+    res.end(event);
+    return;
+  }
+  // The answer was being collected for mapping: nothing reached the client yet.
+  const timeoutMs = ctx.gw.config.server.upstreamTimeoutMs;
+  fail(ctx, ctx.timedOut
+    ? new GatewayError(504, `provider ${ctx.provider} went silent for ${timeoutMs} ms mid-response`, 'server_error', 'upstream_timeout')
+    : new GatewayError(502, `provider ${ctx.provider} closed the connection mid-response`, 'server_error', 'upstream_disconnected'));
+}

@@ -1,0 +1,42 @@
+/**
+ * Router retries: after a retryable outcome (connection error or timeout = status 0, 429, 5xx)
+ * before any byte reached the client, wait the router's backoff (../router.ts: exponential with full
+ * jitter, or constant) and run the pipeline again from choose-provider — to the next-best provider
+ * when the router has another — or from translate when the client pinned the provider.
+ */
+import { isRetryable } from '../router.ts';
+import type { RequestContext } from '../pipeline/context.ts';
+import { run } from '../pipeline/pipeline.ts';
+import { finishBalancer } from './balancer.ts';
+
+/**
+ * Records the attempt's outcome in the router's health and schedules a retry when the policy allows.
+ * @param status the provider's status, 0 for a connection error or timeout.
+ * @param retryAfterMs the provider's `Retry-After` (ms), or null.
+ * @param error the connection error's code, or null.
+ * @returns true when a retry was scheduled (the caller must not answer the client).
+ */
+export function retryIfAllowed(ctx: RequestContext, status: number, retryAfterMs: number | null, error: string | null): boolean {
+  const router = ctx.router;
+  if (!router) return false;
+  const latency = performance.now() - ctx.attemptStartMs;
+  router.record(ctx.provider!, status, retryAfterMs);
+  if (!isRetryable(status) || ctx.res.headersSent || ctx.res.destroyed) return false;
+  const delay = router.retryDelayMs(ctx.attemptCount);
+  if (delay === null) return false;
+  ctx.attempts.push({ provider: ctx.provider!, status, latencyMs: latency, error });
+  finishBalancer(ctx, status === 0 ? null : latency);
+  ctx.gw.metrics?.requests.inc({ route: 'router:retry', provider: ctx.provider!, status: String(status) });
+  ctx.phase = 'none';
+  ctx.deadlineMs = Infinity;
+  // A timer per retry is the rare path; the request is not otherwise waiting on anything.
+  setTimeout(retryNow, delay, ctx);
+  return true;
+}
+
+/** The backoff is over: choose again (unless pinned) and send, through the same stages. */
+function retryNow(ctx: RequestContext): void {
+  if (ctx.finished || ctx.res.destroyed) return;
+  const pipeline = ctx.gw.pipeline;
+  run(ctx, ctx.pinned ? pipeline.pinnedRetryAt : pipeline.retryAt);
+}
