@@ -19,7 +19,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createApiKey, findKey } from '../admin/keys.ts';
+import { createApiKey, findKey } from '../admin/resources/api-keys/store.ts';
 import { generateApiKey, hashApiKey } from '../shared/apikey.ts';
 import { ControlPlaneClient, type LinkHealth } from '../proxy/controlplane.ts';
 import { defaultConfig, fetchRecord, startLinkedProxy, startProcess, startStack, stopProcess, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
@@ -252,7 +252,7 @@ describe('wss:// with a private CA (control-plane.ca-file)', () => {
     assert.ok(upgrades.every((h) => h.authorization === `Bearer ${linkKey}`));
   });
   test('a provider over https: its certificate is verified (NODE_EXTRA_CA_CERTS), answers and streams pass through; an unknown CA is a 502', async () => {
-    const fixtures = new URL('../../shared/fixtures/providers/openai/', import.meta.url);
+    const fixtures = new URL('./fixtures/providers/openai/', import.meta.url);
     const chatBody = readFileSync(new URL('chat-completion.json', fixtures));
     const streamBody = readFileSync(new URL('chat-completion-stream.sse', fixtures));
     const seen: Array<string | undefined> = [];

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { createApiKey, createOrganization } from '../admin/keys.ts';
+import { createOrganization } from '../admin/organizations.ts';
+import { createApiKey } from '../admin/resources/api-keys/store.ts';
 import { defaultConfig, fetchRecord, readChatStream, startStack, type Stack } from './support/stack.ts';
 
 let stack: Stack;
@@ -51,7 +52,7 @@ describe('chat completions through /ai', () => {
     const rec = await fetchRecord(stack, id);
     assert.equal(rec.request_id, id);
     assert.equal(rec.provider, 'OPENAI');
-    assert.equal(rec.request_model, 'openai/gpt-4o-mini');
+    assert.equal(rec.request_model, 'gpt-4o-mini', 'shown without the provider prefix (the provider is its own field)');
     assert.equal(rec.response_model, 'gpt-4o-2024-08-06');
     assert.equal(rec.response_status, 200);
     assert.equal(rec.prompt_tokens, 24);

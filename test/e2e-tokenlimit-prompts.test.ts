@@ -3,11 +3,13 @@
  * upstream records what it received, so the tests assert the rewritten body really went upstream.
  */
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { estimateChatTokens } from '../proxy/tokenlimit/index.ts';
 import { getModelInfo } from '../shared/models.ts';
 import { fetchRecord, startStack, waitFor, type Stack } from './support/stack.ts';
+import { prose as supportProse } from './support/text.ts';
 
 let stack: Stack;
 before(async () => {
@@ -79,6 +81,29 @@ describe('token-limit handlers', () => {
     assert.equal((await lastUpstream()).body.model, 'gpt-4o-mini');
     const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
     assert.equal(rec.properties['svc-token-limit-model-sent'], 'gpt-4o-mini');
+  });
+
+  test('fallback decides exactly at the limit: a body filling gpt-4o\'s window stays, one output token more goes to the fallback', async () => {
+    // One user message of exactly 118,617 tokens by OpenAI's cookbook count for gpt-4o (3 per
+    // message + "user" 1 + content + 3 reply priming), the content counted whole by gpt-tokenizer.
+    const TOKENS = 118_617;
+    const o200k = createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as { countTokens(t: string): number };
+    const text = supportProse(Math.floor((TOKENS - 7) * 5.9), 5, 100_000).trimEnd();
+    const content = text + ' the'.repeat(TOKENS - 7 - o200k.countTokens(text));
+    assert.equal(3 + 1 + o200k.countTokens(content) + 3, TOKENS);
+    assert.equal(getModelInfo('openai', 'gpt-4o')!.contextWindow, 128_000);
+    const model = 'openai/gpt-4o,openai/gpt-4o-mini';
+    for (const [maxTokens, sent] of [[128_000 - TOKENS, 'gpt-4o'], [128_000 - TOKENS + 1, 'gpt-4o-mini']] as const) {
+      const { response } = await client()
+        .chat.completions.create({ model, messages: [{ role: 'user', content }], max_tokens: maxTokens }, { headers: { 'Svc-Token-Limit-Exception-Handler': 'fallback' } })
+        .withResponse();
+      const upstream = (await lastUpstream()).body;
+      assert.equal(upstream.model, sent, `max_tokens ${maxTokens}`);
+      assert.equal(upstream.messages[0].content, content, 'the messages go upstream untouched');
+      const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
+      assert.equal(rec.properties['svc-token-limit-model-sent'], sent);
+      assert.equal(Number(rec.properties['svc-token-limit-tokens-before']), TOKENS);
+    }
   });
 
   test('an unknown handler → 400 naming the header', async () => {

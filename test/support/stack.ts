@@ -114,6 +114,23 @@ export function defaultConfig(stubUrl: string): Record<string, unknown> {
   };
 }
 
+/**
+ * The provider keys a test stack's proxy gets: one per provider the tests point at the stub (the
+ * proxy refuses to route to a provider without its key). Azure and Bedrock come from the tests that use them.
+ */
+export const PROVIDER_KEYS: Readonly<Record<string, string>> = {
+  OPENAI_API_KEY: 'sk-provider-openai-secret',
+  GROQ_API_KEY: 'gsk-provider-groq-secret',
+  ANTHROPIC_API_KEY: 'sk-ant-provider-secret',
+  DEEPSEEK_API_KEY: 'sk-provider-deepseek-secret',
+  MISTRAL_API_KEY: 'provider-mistral-secret',
+  XAI_API_KEY: 'xai-provider-secret',
+  TOGETHER_API_KEY: 'provider-together-secret',
+  FIREWORKS_API_KEY: 'fw-provider-secret',
+  OPENROUTER_API_KEY: 'sk-or-provider-secret',
+  GEMINI_API_KEY: 'provider-gemini-secret',
+};
+
 /** Starts stub, admin and proxy. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const db = await createTestDatabase();
@@ -131,7 +148,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       adminPort: admin.port,
       apiKey,
       configFile,
-      env: { OPENAI_API_KEY: 'sk-provider-openai-secret', GROQ_API_KEY: 'gsk-provider-groq-secret', ANTHROPIC_API_KEY: 'sk-ant-provider-secret', ...options.proxyEnv },
+      env: { ...PROVIDER_KEYS, ...options.proxyEnv },
     });
     const gatewayUrl = proxy.url;
     return {

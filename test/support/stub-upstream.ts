@@ -1,6 +1,6 @@
 /**
  * A stub model provider, run in its own process (`node --import tsx test/support/stub-upstream.ts`),
- * serving the recorded real provider responses of `../shared/fixtures/providers/` byte for byte.
+ * serving the recorded real provider responses of `test/fixtures/providers/` byte for byte.
  *
  * OpenAI-compatible: `POST …/chat/completions` answers `openai/chat-completion.json`, or with
  * `stream: true` the recorded SSE stream, written in pieces as a provider would. The request's
@@ -13,14 +13,37 @@
  *   - `chunks-20` → a synthetic 20-chunk stream (for benchmarks);
  *   - `endless-stream` → a stream that sends a chunk every 20 ms until the client goes away; the
  *     time its response closed is kept under the first message's content (a tag chosen by the test).
- * Anthropic: `POST …/messages` answers `anthropic/message.json` or the recorded stream (model
- * `reset-mid-stream`: its first events, then the socket is destroyed; `reset-mid-body` and
- * `stall-mid-body`: the first half of the JSON body, then the socket is destroyed, or nothing more).
+ * Anthropic: `POST …/messages` answers `anthropic/message.json` or the recorded stream (with
+ * tools: the tool-use fixtures; with `thinking` enabled/adaptive and streaming: the thinking stream),
+ * with the recorded response headers of `anthropic/message-stream-thinking-tool-use.headers.json`
+ * (`request-id`, `anthropic-ratelimit-*`). Models: `reset-mid-stream` (its first events, then the
+ * socket is destroyed); `reset-mid-body` and `stall-mid-body` (the first half of the JSON body, then
+ * the socket is destroyed, or nothing more); `error-529` (overloaded), `error-429` (rate limit, with
+ * Retry-After: 1), `error-400` (invalid request); `stream-error` (a 200 stream that is one
+ * `event: error`). `POST …/messages/count_tokens` answers `anthropic/count-tokens.json` (model
+ * `claude-does-not-exist`: the recorded 404).
  * `POST …/embeddings` answers `openai/embeddings.json`.
+ * OpenAI Responses (also Azure's `/openai/v1/responses`): `POST …/responses` answers
+ * `openai/responses-text.json`, or with `stream: true` the recorded `responses-stream.sse`; with
+ * function tools `responses-function-call.json` or `responses-stream-function-call.sse`; with
+ * `reasoning` (no tools) `responses-reasoning.json` or `responses-stream-reasoning-summary.sse`; each with
+ * the recorded response headers of `openai/responses-text.headers.json` (`x-request-id`,
+ * `x-ratelimit-*`, `openai-*`). Models: `error-429` (with Retry-After: 1), `error-400`, `error-401`,
+ * `error-500` as for chat completions; `reset-mid-stream` (the stream's first events, then the socket
+ * is destroyed). `POST …/responses/input_tokens` answers `openai/responses-input-tokens.json`.
+ * `GET …/responses/<id>` answers `responses-text.json` for its own id (with the headers), else OpenAI's
+ * 404 body; `DELETE …/responses/<id>` `{"id", "object": "response", "deleted": true}`;
+ * `GET …/responses/<id>/input_items` a one-item list; `POST …/responses/<id>/cancel` a 400 (these
+ * three bodies follow OpenAI's API reference: no recording exists).
+ * Bodies of GET and DELETE requests are recorded as `{}` with `raw` ''.
  * Bedrock: `POST /model/<id>/converse` answers `bedrock/converse.json` (tool-use fixture when the body
- * has `toolConfig`); `/converse-stream` the recorded binary event stream, byte for byte.
+ * has `toolConfig`); `/converse-stream` the recorded binary event stream, byte for byte;
+ * `/invoke` (an `anthropic.claude` model) `anthropic/message.json`, and `/invoke-with-response-stream`
+ * the recorded Anthropic stream framed as Bedrock frames it (each event's JSON base64 in a `chunk`
+ * event-stream frame; framed here with @smithy's codec, since no recording of that stream exists).
  * A path starting `/mode/<behaviour>/` forces that behaviour whatever the model (a failing provider).
- * `GET /__requests` returns the requests received so far (method, url, headers, body) and
+ * `GET /__requests` returns the requests received so far (method, url, headers, rawHeaders, the
+ * body parsed, and `raw`: the body's text exactly as received) and
  * `DELETE /__requests` clears them — tests assert what the gateway sent upstream.
  * `GET /__closed` returns `{<tag>: {closedAt, finished}}` for the `endless-stream` responses whose
  * connection closed (`closedAt` epoch ms; `finished` false when the stub did not end it itself).
@@ -30,7 +53,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 
-const FIXTURES = new URL('../../../shared/fixtures/providers/', import.meta.url);
+const FIXTURES = new URL('../fixtures/providers/', import.meta.url);
 const fixture = (p: string): Buffer => readFileSync(new URL(p, FIXTURES));
 
 const F = {
@@ -50,10 +73,23 @@ const F = {
   anthropicStream: fixture('anthropic/message-stream-recorded.sse'),
   anthropicStreamTool: fixture('anthropic/message-stream-tool-use.sse'),
   anthropicOverloaded: fixture('anthropic/error-overloaded.json'),
+  anthropicRateLimited: fixture('anthropic/error-429-rate-limit.json'),
+  anthropicInvalid: fixture('anthropic/error-400-invalid-request.json'),
+  anthropicStreamThinking: fixture('anthropic/message-stream-thinking.sse'),
+  anthropicStreamError: fixture('anthropic/error-stream-event.sse'),
+  anthropicCount: fixture('anthropic/count-tokens.json'),
+  anthropicCount404: fixture('anthropic/count-tokens-error-404.json'),
   bedrock: fixture('bedrock/converse.json'),
   bedrockTool: fixture('bedrock/converse-tool-use.json'),
   bedrockStream: fixture('bedrock/converse-stream.eventstream'),
   bedrockStreamTool: fixture('bedrock/converse-stream-tool-use.eventstream'),
+  responses: fixture('openai/responses-text.json'),
+  responsesStream: fixture('openai/responses-stream.sse'),
+  responsesTool: fixture('openai/responses-function-call.json'),
+  responsesStreamTool: fixture('openai/responses-stream-function-call.sse'),
+  responsesReasoning: fixture('openai/responses-reasoning.json'),
+  responsesStreamReasoning: fixture('openai/responses-stream-reasoning-summary.sse'),
+  responsesInputTokens: fixture('openai/responses-input-tokens.json'),
 };
 
 /** Splits an SSE body into its events (each ending in a blank line), keeping the bytes exact. */
@@ -84,8 +120,110 @@ function synthetic(n: number): Buffer {
 }
 const CHUNKS_20 = events(synthetic(20));
 
+/** Anthropic's recorded response headers a Messages answer carries (names lower-cased; framing and cookies left out). */
+const ANTHROPIC_HEADERS: Record<string, string> = (() => {
+  const recorded = JSON.parse(fixture('anthropic/message-stream-thinking-tool-use.headers.json').toString('utf8')) as Record<string, string[]>;
+  const out: Record<string, string> = {};
+  for (const [name, values] of Object.entries(recorded)) {
+    const k = name.toLowerCase();
+    if (k === 'request-id' || k.startsWith('anthropic-ratelimit-')) out[k] = values.join(', ');
+  }
+  return out;
+})();
+
+/** OpenAI's recorded Responses headers (names lower-cased): `x-request-id`, `x-ratelimit-*` and `openai-*`. */
+const OPENAI_HEADERS: Record<string, string> = (() => {
+  const recorded = JSON.parse(fixture('openai/responses-text.headers.json').toString('utf8')) as Record<string, string[]>;
+  const out: Record<string, string> = {};
+  for (const [name, values] of Object.entries(recorded)) {
+    const k = name.toLowerCase();
+    if (k === 'x-request-id' || k.startsWith('x-ratelimit-') || k.startsWith('openai-')) out[k] = values.join(', ');
+  }
+  return out;
+})();
+
+/** The id of `responses-text.json`, the one stored response the stub knows. */
+const STORED_ID = (JSON.parse(F.responses.toString('utf8')) as { id: string }).id;
+
+/** OpenAI's Responses API at the stub (see the module comment); false when `path` is not one of its paths. */
+function responsesApi(req: http.IncomingMessage, res: http.ServerResponse, path: string, body: Record<string, unknown>, model: string): boolean {
+  if (path.endsWith('/responses/input_tokens')) {
+    json(res, 200, F.responsesInputTokens, OPENAI_HEADERS);
+    return true;
+  }
+  const stored = /\/responses\/([A-Za-z0-9_-]+)(\/input_items|\/cancel)?$/.exec(path);
+  if (stored) {
+    const [, id, action] = stored;
+    if (id !== STORED_ID) {
+      json(res, 404, Buffer.from(JSON.stringify({ error: { message: `Response with id '${id}' not found.`, type: 'invalid_request_error', param: null, code: null } })), OPENAI_HEADERS);
+    } else if (action === '/input_items') {
+      const item = { id: 'msg_stub_input', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is the capital of France?' }] };
+      json(res, 200, Buffer.from(JSON.stringify({ object: 'list', data: [item], first_id: item.id, last_id: item.id, has_more: false })), OPENAI_HEADERS);
+    } else if (action === '/cancel') {
+      json(res, 400, Buffer.from('{"error":{"message":"Only responses created with background=true can be cancelled.","type":"invalid_request_error","param":null,"code":null}}'), OPENAI_HEADERS);
+    } else if (req.method === 'DELETE') {
+      json(res, 200, Buffer.from(JSON.stringify({ id, object: 'response', deleted: true })), OPENAI_HEADERS);
+    } else {
+      json(res, 200, F.responses, OPENAI_HEADERS);
+    }
+    return true;
+  }
+  if (!path.endsWith('/responses')) return false;
+  switch (model) {
+    case 'error-429':
+      json(res, 429, F.error429, { 'retry-after': '1', ...OPENAI_HEADERS });
+      return true;
+    case 'error-400':
+      json(res, 400, F.error400, OPENAI_HEADERS);
+      return true;
+    case 'error-401':
+      json(res, 401, F.error401, OPENAI_HEADERS);
+      return true;
+    case 'error-500':
+      json(res, 500, Buffer.from('{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}'));
+      return true;
+    case 'reset-mid-stream': {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', ...OPENAI_HEADERS });
+      for (const p of events(F.responsesStream).slice(0, 5)) res.write(p);
+      setTimeout(() => res.socket?.destroy(), 30);
+      return true;
+    }
+  }
+  const tools = Array.isArray(body.tools) && (body.tools as Array<{ type?: string }>).some((t) => t.type === 'function');
+  const reasoning = body.reasoning !== undefined && body.reasoning !== null && !tools;
+  if (body.stream === true) {
+    sse(res, events(tools ? F.responsesStreamTool : reasoning ? F.responsesStreamReasoning : F.responsesStream), 0, 'text/event-stream; charset=utf-8', OPENAI_HEADERS);
+  } else {
+    json(res, 200, tools ? F.responsesTool : reasoning ? F.responsesReasoning : F.responses, OPENAI_HEADERS);
+  }
+  return true;
+}
+
+/** An Anthropic SSE body's events as Bedrock's InvokeModelWithResponseStream frames them (`chunk` events, base64 `bytes`). */
+async function bedrockInvokeStream(sseBody: Buffer): Promise<Buffer> {
+  const [{ EventStreamCodec }, { fromUtf8, toUtf8 }] = await Promise.all([import('@smithy/eventstream-codec'), import('@smithy/util-utf8')]);
+  const codec = new EventStreamCodec(toUtf8, fromUtf8);
+  const frames: Uint8Array[] = [];
+  for (const event of events(sseBody)) {
+    const data = /^data: (.*)$/m.exec(event.toString('utf8'))?.[1];
+    if (!data) continue;
+    const payload = JSON.stringify({ bytes: Buffer.from(data).toString('base64') });
+    frames.push(
+      codec.encode({
+        headers: {
+          ':event-type': { type: 'string', value: 'chunk' },
+          ':content-type': { type: 'string', value: 'application/json' },
+          ':message-type': { type: 'string', value: 'event' },
+        },
+        body: fromUtf8(payload),
+      }),
+    );
+  }
+  return Buffer.concat(frames);
+}
+
 const quiet = process.env.STUB_QUIET === '1';
-const received: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: unknown }> = [];
+const received: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; rawHeaders: string[]; body: unknown; raw: string }> = [];
 const closed: Record<string, { closedAt: number; finished: boolean }> = {};
 
 function json(res: http.ServerResponse, status: number, body: Buffer, extra: Record<string, string> = {}): void {
@@ -93,8 +231,8 @@ function json(res: http.ServerResponse, status: number, body: Buffer, extra: Rec
   res.end(body);
 }
 
-function sse(res: http.ServerResponse, parts: Buffer[], delayMs = 0, contentType = 'text/event-stream; charset=utf-8'): void {
-  res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache' });
+function sse(res: http.ServerResponse, parts: Buffer[], delayMs = 0, contentType = 'text/event-stream; charset=utf-8', extra: Record<string, string> = {}): void {
+  res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache', ...extra });
   if (delayMs === 0) {
     for (const p of parts) res.write(p);
     res.end();
@@ -127,7 +265,7 @@ const server = http.createServer((req, res) => {
     } catch {
       return json(res, 400, Buffer.from('{"error":{"message":"stub: malformed JSON","type":"invalid_request_error","param":null,"code":null}}'));
     }
-    if (!quiet) received.push({ method: req.method ?? '', url, headers: req.headers, body });
+    if (!quiet) received.push({ method: req.method ?? '', url, headers: req.headers, rawHeaders: req.rawHeaders, body, raw: text });
     // `/mode/<behaviour>/…` forces a behaviour for every model: one stub can play a failing provider.
     const forced = /^\/mode\/([a-z0-9-]+)\//.exec(url);
     const model = forced ? forced[1]! : String(body.model ?? '');
@@ -135,13 +273,26 @@ const server = http.createServer((req, res) => {
 
     const path = url.split('?')[0]!;
     if (path.endsWith('/embeddings')) return json(res, 200, F.embeddings);
+    if (path.includes('/responses') && responsesApi(req, res, path, body, model)) return;
     if (/^\/model\/[^/]+\/converse-stream$/.test(url)) {
       const tools = body.toolConfig !== undefined;
       return sse(res, [tools ? F.bedrockStreamTool : F.bedrockStream], 0, 'application/vnd.amazon.eventstream');
     }
     if (/^\/model\/[^/]+\/converse$/.test(url)) return json(res, 200, body.toolConfig !== undefined ? F.bedrockTool : F.bedrock);
+    if (/^\/model\/[^/]+\/invoke-with-response-stream$/.test(url)) {
+      void bedrockInvokeStream(F.anthropicStream).then((b) => sse(res, [b], 0, 'application/vnd.amazon.eventstream'));
+      return;
+    }
+    if (/^\/model\/[^/]*anthropic\.claude[^/]*\/invoke$/.test(decodeURIComponent(url))) return json(res, 200, F.anthropic);
+    if (path.endsWith('/messages/count_tokens')) {
+      if (model === 'claude-does-not-exist') return json(res, 404, F.anthropicCount404, ANTHROPIC_HEADERS);
+      return json(res, 200, F.anthropicCount, ANTHROPIC_HEADERS);
+    }
     if (path.endsWith('/messages')) {
       if (model === 'error-529') return json(res, 529, F.anthropicOverloaded);
+      if (model === 'error-429') return json(res, 429, F.anthropicRateLimited, { 'retry-after': '1', ...ANTHROPIC_HEADERS });
+      if (model === 'error-400') return json(res, 400, F.anthropicInvalid, ANTHROPIC_HEADERS);
+      if (model === 'stream-error') return sse(res, events(F.anthropicStreamError), 0, 'text/event-stream; charset=utf-8', ANTHROPIC_HEADERS);
       if (model === 'reset-mid-stream') {
         const parts = events(F.anthropicStream);
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
@@ -156,8 +307,10 @@ const server = http.createServer((req, res) => {
         return;
       }
       const tools = Array.isArray(body.tools) && body.tools.length > 0;
-      if (stream) return sse(res, events(tools ? F.anthropicStreamTool : F.anthropicStream));
-      return json(res, 200, tools ? F.anthropicTool : F.anthropic);
+      const thinking = (body.thinking as { type?: string } | undefined)?.type;
+      if (stream && (thinking === 'enabled' || thinking === 'adaptive') && !tools) return sse(res, events(F.anthropicStreamThinking), 0, undefined, ANTHROPIC_HEADERS);
+      if (stream) return sse(res, events(tools ? F.anthropicStreamTool : F.anthropicStream), 0, undefined, ANTHROPIC_HEADERS);
+      return json(res, 200, tools ? F.anthropicTool : F.anthropic, ANTHROPIC_HEADERS);
     }
     if (!path.endsWith('/chat/completions')) return json(res, 404, Buffer.from('{"error":{"message":"stub: no such path","type":"invalid_request_error","param":null,"code":null}}'));
 
