@@ -1,11 +1,12 @@
 /**
- * Benchmark of the token estimator (proxy/tokenlimit/estimate.ts) with both tokenizer libraries.
+ * Benchmark of the token estimator (shared/token-estimate.ts) with both tokenizer libraries.
  * Run: node --import tsx bench/estimate.ts   (prints a table; writes bench/results/estimate.json)
  *
  * Contents at 10 kB, 100 kB and 1 MB: prose, markdown (README files of the installed packages,
- * sorted), and pathological text (no spaces, all spaces, one repeated character, random letters,
- * random unicode); plus structure-heavy bodies (10,000 content parts, arrays nested 10,000 deep,
- * an image part with a 1 MB data URL).
+ * sorted), CJK (common Han characters with a comma or full stop every ~15), and pathological text
+ * (no spaces, all spaces, one repeated character, random letters, random unicode); plus
+ * structure-heavy bodies (10,000 content parts, arrays nested 10,000 deep, an image part with a
+ * 1 MB data URL).
  *  1. library: gpt-tokenizer vs js-tiktoken on identical inputs (whole prose / markdown texts, and
  *     32-character chunks of every content at 100 kB): time (ms, one cold run) and whether the
  *     counts are the same.
@@ -13,8 +14,11 @@
  *     text) as the proxy runs it — chunked, sampled beyond the budget — median and max of 7 cold
  *     runs (chunk cache and merge cache cleared), ms; `exact`: a full chunked count without
  *     sampling (median of 3 runs, 1 run at 1 MB), ms, and the estimate's deviation from it (err%,
- *     includes the +3% margin on the extrapolated part). The two libraries chunk no-space runs
- *     differently (forced cuts every 256 vs 32 characters), so their exact counts differ there.
+ *     includes the +3% margin on the extrapolated part). The two libraries chunk long pieces
+ *     differently (forced cuts every 256 vs 32 characters), so their exact counts differ there;
+ *     `boundary`: a decision at an allowance equal to the exact count, as the handlers make it
+ *     (`analyzeWithSpec` with `allowance`: counted in full within the request's budget), cold, ms,
+ *     and how it was decided ("full" count, or "sampled" when over the budget).
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -24,12 +28,14 @@ import { createRequire } from 'node:module';
 import type { ChatCompletionRequest } from '../shared/chat.ts';
 import { prose, rng } from '../test/support/text.ts';
 import {
+  analyzeWithSpec,
   clearEstimatorCaches,
   countTextTokens,
   estimateChatTokens,
+  estimateSpec,
   setTokenizerBackend,
   type TokenizerBackendName,
-} from '../proxy/tokenlimit/estimate.ts';
+} from '../shared/token-estimate.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SIZES = [10_000, 100_000, 1_000_000];
@@ -106,9 +112,22 @@ function randomUnicode(bytes: number): string {
   return takeBytes(parts.join(''), bytes);
 }
 
+/** Chinese-like text: common Han characters (3 bytes each), a comma or full stop every ~15. */
+function cjk(bytes: number): string {
+  const han = '的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可她里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三已老从动两长知民样现分将外但身';
+  const r = rng(4);
+  const parts: string[] = [];
+  for (let b = 0; b < bytes; b += 3) {
+    const x = r();
+    parts.push(x < 0.05 ? '，' : x < 0.07 ? '。' : han[Math.floor(r() * han.length)]!);
+  }
+  return takeBytes(parts.join(''), bytes);
+}
+
 const TEXTS: Record<string, (bytes: number) => string | null> = {
   prose: englishProse,
   markdown,
+  cjk,
   'no spaces': (n) => takeBytes('abcdefghijklmnopqrstuvwxyz0123456789'.repeat(Math.ceil(n / 36)), n),
   'all spaces': (n) => ' '.repeat(n),
   'one char': (n) => 'a'.repeat(n),
@@ -153,6 +172,8 @@ interface Row {
   exactMs: number | null;
   exactTokens: number | null;
   errorPct: number | null;
+  boundaryMs: number | null;
+  boundaryDecision: 'full' | 'sampled' | null;
 }
 
 const rows: Row[] = [];
@@ -242,6 +263,14 @@ for (const backend of BACKENDS) {
       exact = n;
       exactRuns.push(ms);
     }
+    const boundaryRuns: number[] = [];
+    let decision: 'full' | 'sampled' = 'sampled';
+    for (let i = 0; i < (bytes >= 1_000_000 ? 1 : 3); i++) {
+      clearEstimatorCaches();
+      const [a, ms] = time(() => analyzeWithSpec(bodyOf, estimateSpec('openai', 'gpt-4o'), { allowance: exact }));
+      decision = a.sampled ? 'sampled' : 'full';
+      boundaryRuns.push(ms);
+    }
     rows.push({
       backend,
       content,
@@ -252,10 +281,12 @@ for (const backend of BACKENDS) {
       exactMs: median(exactRuns),
       exactTokens: exact,
       errorPct: ((tokens - exact) / exact) * 100,
+      boundaryMs: median(boundaryRuns),
+      boundaryDecision: decision,
     });
     const r = rows[rows.length - 1]!;
     console.log(
-      `${backend.padEnd(13)} ${content.padEnd(15)} ${String(bytes).padStart(8)} B  estimate ${r.estimateMs.toFixed(1).padStart(7)} ms (max ${r.estimateMaxMs.toFixed(1).padStart(6)})  ${String(tokens).padStart(7)} tok | exact ${r.exactMs!.toFixed(0).padStart(6)} ms ${String(exact).padStart(7)} tok | err ${r.errorPct!.toFixed(2)}%`,
+      `${backend.padEnd(13)} ${content.padEnd(15)} ${String(bytes).padStart(8)} B  estimate ${r.estimateMs.toFixed(1).padStart(7)} ms (max ${r.estimateMaxMs.toFixed(1).padStart(6)})  ${String(tokens).padStart(7)} tok | exact ${r.exactMs!.toFixed(0).padStart(6)} ms ${String(exact).padStart(7)} tok | err ${r.errorPct!.toFixed(2).padStart(5)}% | boundary ${r.boundaryMs!.toFixed(0).padStart(5)} ms ${decision}`,
     );
   }
   for (const [name, b] of Object.entries(structureBodies())) {
@@ -273,7 +304,7 @@ for (const backend of BACKENDS) {
     } catch {
       bytes = -1; // too deep for JSON.stringify (the estimator walks it iteratively)
     }
-    rows.push({ backend, content: name, bytes, estimateMs: median(runs), estimateMaxMs: Math.max(...runs), estimateTokens: tokens, exactMs: null, exactTokens: null, errorPct: null });
+    rows.push({ backend, content: name, bytes, estimateMs: median(runs), estimateMaxMs: Math.max(...runs), estimateTokens: tokens, exactMs: null, exactTokens: null, errorPct: null, boundaryMs: null, boundaryDecision: null });
     console.log(`${backend.padEnd(13)} ${name.padEnd(28)} ${String(bytes).padStart(8)} B  estimate ${median(runs).toFixed(1).padStart(7)} ms (max ${Math.max(...runs).toFixed(1)})  ${tokens} tok`);
   }
 }

@@ -11,7 +11,7 @@
  * median per target, with the ratios c/a, c/b and c/b3. Results: bench/results/<scenario>.json and
  * bench/results/summary.json. See bench/README.md.
  *
- * Options: --scenario=a,b (default all: nonstream, stream, auth, observability, tokenlimit, streams)
+ * Options: --scenario=a,b (default all: nonstream, stream, auth, observability, tokenlimit, streams, messages, responses)
  * --duration=S (seconds per measured run, default 5) --rounds=N (3) --warmup=S (1)
  * --connections=N (50) --rate=N (500, the fixed-rate phases) --max-other-cpu=P (15: a measured run
  * during which other processes used more than P % of the machine is repeated, at most twice)
@@ -115,7 +115,8 @@ async function startStack(o: StackOptions): Promise<Stack> {
     started.push(b, b3);
     const configFile = writeConfig({
       svc: { features: o.features },
-      providers: { openai: { 'base-url': `${stubUrl}/v1` } },
+      // groq: the chat-only provider the responses scenario translates to (the stub serves its chat path too).
+      providers: { openai: { 'base-url': `${stubUrl}/v1` }, anthropic: { 'base-url': `${stubUrl}/v1` }, groq: { 'base-url': `${stubUrl}/openai/v1` } },
       routers: { default: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai'] } } } },
       ...o.extra,
     });
@@ -130,6 +131,8 @@ async function startStack(o: StackOptions): Promise<Stack> {
       GATEWAY_PORT: '0',
       GATEWAY_HOST: '127.0.0.1',
       OPENAI_API_KEY: 'sk-bench-provider-key',
+      ANTHROPIC_API_KEY: 'sk-ant-bench-provider-key',
+      GROQ_API_KEY: 'gsk-bench-provider-key',
       ...(admin ? { SVC_CONTROL_PLANE_API_KEY: apiKey, SVC_CONTROL_PLANE_URL: `ws://127.0.0.1:${admin.port}/v1/control-plane` } : {}),
     };
     const proxyArgs = ['--config', configFile];
@@ -184,6 +187,36 @@ function targetsFor(s: Stack, model: string, body: Record<string, unknown>, head
     { key: 'b', label: 'node:http forwarder', url: `http://127.0.0.1:${s.b.port}/v1/chat/completions`, headers: h, body: direct, pid: s.b.child.pid },
     { key: 'b3', label: 'http-proxy-3 forwarder', url: `http://127.0.0.1:${s.b3.port}/v1/chat/completions`, headers: h, body: direct, pid: s.b3.child.pid },
     { key: 'c', label: 'gateway', url: `${s.gatewayUrl}/ai/chat/completions`, headers: h, body: gateway, pid: s.proxy.child.pid },
+  ];
+}
+
+/**
+ * The four standard targets for an Anthropic Messages request on `/v1/messages`; `model` is the
+ * model every target gets (a bare `claude-…` model: the gateway's passthrough to Anthropic).
+ */
+function messagesTargetsFor(s: Stack, model: string, body: Record<string, unknown>): Target[] {
+  const bytes = Buffer.from(JSON.stringify({ ...body, model }));
+  const h = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' };
+  return [
+    { key: 'a', label: 'stub direct, Messages', url: `${s.stubUrl}/v1/messages`, headers: h, body: bytes, pid: s.stub.child.pid },
+    { key: 'b', label: 'node:http forwarder, Messages', url: `http://127.0.0.1:${s.b.port}/v1/messages`, headers: h, body: bytes, pid: s.b.child.pid },
+    { key: 'b3', label: 'http-proxy-3 forwarder, Messages', url: `http://127.0.0.1:${s.b3.port}/v1/messages`, headers: h, body: bytes, pid: s.b3.child.pid },
+    { key: 'c', label: 'gateway, Messages passthrough', url: `${s.gatewayUrl}/v1/messages`, headers: h, body: bytes, pid: s.proxy.child.pid },
+  ];
+}
+
+/**
+ * The four standard targets for an OpenAI Responses request on `/v1/responses`; `model` is the
+ * model every target gets (a bare OpenAI model: the gateway's passthrough to OpenAI).
+ */
+function responsesTargetsFor(s: Stack, model: string, body: Record<string, unknown>): Target[] {
+  const bytes = Buffer.from(JSON.stringify({ ...body, model }));
+  const h = { 'content-type': 'application/json' };
+  return [
+    { key: 'a', label: 'stub direct, Responses', url: `${s.stubUrl}/v1/responses`, headers: h, body: bytes, pid: s.stub.child.pid },
+    { key: 'b', label: 'node:http forwarder, Responses', url: `http://127.0.0.1:${s.b.port}/v1/responses`, headers: h, body: bytes, pid: s.b.child.pid },
+    { key: 'b3', label: 'http-proxy-3 forwarder, Responses', url: `http://127.0.0.1:${s.b3.port}/v1/responses`, headers: h, body: bytes, pid: s.b3.child.pid },
+    { key: 'c', label: 'gateway, Responses passthrough', url: `${s.gatewayUrl}/v1/responses`, headers: h, body: bytes, pid: s.proxy.child.pid },
   ];
 }
 
@@ -499,6 +532,206 @@ async function streaming(o: Options): Promise<ScenarioResult> {
   }
 }
 
+/** The messages scenario's request: CHAT_BODY's conversation in Anthropic's Messages shape. */
+const MESSAGES_BODY = {
+  system: 'You are a helpful assistant.',
+  messages: [{ role: 'user', content: 'Write one sentence about load testing an HTTP proxy.' }],
+  max_tokens: 64,
+  temperature: 0,
+};
+
+/**
+ * Sends one request to `t` and throws unless it is answered 200 with a body matching `expect`;
+ * returns how many response headers the client got.
+ */
+async function probeTarget(t: Target, expect: RegExp): Promise<number> {
+  const res = await fetch(t.url, { method: 'POST', headers: t.headers, body: t.body.toString() });
+  const text = await res.text();
+  if (res.status !== 200 || !expect.test(text)) throw new Error(`${t.key} (${t.label}): answered ${res.status}, expected 200 and a body matching ${expect}: ${text.slice(0, 500)}`);
+  return [...res.headers.keys()].length;
+}
+
+/** A dialect's passthrough throughput over chat passthrough's (see {@link vsChatPerRound}). */
+interface VsChat {
+  /** c / c_chat: the gateway's req/s on the dialect over its req/s on chat. */
+  raw: number | null;
+  /** b / b_chat: the same for the node:http forwarder (what the answers' difference costs any proxy). */
+  forwarder: number | null;
+  /** (c / b) / (c_chat / b_chat): each gateway over its node:http forwarder. */
+  overForwarder: number | null;
+}
+
+/**
+ * {@link VsChat} from each round's own runs, the median over the rounds. A round measures every
+ * target back to back, while between rounds this VM slows every process by up to 45 % at once: a
+ * ratio of medians taken from different rounds carries that drift (the messages scenario's read
+ * 0.73 and 0.99 in two runs an hour apart), a ratio within a round mostly cancels it.
+ */
+function vsChatPerRound(p: PhaseResult<Measured<LoadResult>>): VsChat & { rounds: VsChat[] } {
+  const rounds: VsChat[] = [];
+  const n = p.perTarget.c!.rounds.length;
+  for (let r = 0; r < n; r++) {
+    const rps = (k: string) => p.perTarget[k]!.rounds[r]?.rps ?? NaN;
+    const raw = rps('c') / rps('c_chat');
+    const forwarder = rps('b') / rps('b_chat');
+    rounds.push({ raw: round(raw, 3), forwarder: round(forwarder, 3), overForwarder: round(raw / forwarder, 3) });
+  }
+  const med = (k: keyof VsChat) => round(median(rounds.map((x) => x[k] ?? NaN).filter(Number.isFinite)), 3);
+  return { raw: med('raw'), forwarder: med('forwarder'), overForwarder: med('overForwarder'), rounds };
+}
+
+/**
+ * A client dialect the gateway serves beside chat completions (Anthropic Messages, OpenAI
+ * Responses), measured the same way: its non-streaming passthrough's throughput beside chat
+ * passthrough's, and its translated stream's time to first byte.
+ */
+interface DialectBench {
+  /** Scenario name; the summary's `<name>VsChat`. */
+  name: 'messages' | 'responses';
+  /** The dialect as the output names it (`Messages`, `Responses`). */
+  dialect: string;
+  description: string;
+  /** Passthrough targets a, b, b3, c (the dialect's path at the stub, both forwarders and the gateway). */
+  passthrough: (s: Stack) => Target[];
+  /** What a passthrough answer's body matches. */
+  passthroughAnswer: RegExp;
+  /** The translated stream's request at the gateway: URL and body (a `<chat provider>/chunks-20` model, `stream: true`). */
+  translated: (s: Stack) => { url: string; body: Record<string, unknown>; label: string };
+  /** What the translated stream matches (the dialect's first and last events). */
+  translatedAnswer: RegExp;
+}
+
+/**
+ * (1) Throughput of the dialect's non-streaming passthrough through a, b, b3 and the gateway, beside
+ * the gateway's chat passthrough (`c_chat`, the nonstream scenario's request) and b's chat
+ * (`b_chat`), in the same rounds. The stub's Anthropic and OpenAI Responses answers carry the
+ * provider's recorded response headers (request ids, rate limits: 13 for Anthropic, 11 for OpenAI
+ * Responses), its chat answer none, which every proxy parses and forwards: c / c_chat charges the
+ * dialect for them (b / b_chat, the bare forwarder's own ratio, shows what they cost any proxy:
+ * ~0.85 for Anthropic's 13), so the target is each gateway over its node:http forwarder,
+ * (c/b) / (c_chat/b_chat) ≥ 0.9, taken within each round ({@link vsChatPerRound}). That is still
+ * conservative: it counts what the gateway pays per header beyond b, and, with c_chat cheaper than
+ * b_chat, reads below c / c_chat at equal headers.
+ * (2) Translated streaming at a fixed rate: the dialect's client streaming `chunks-20` from a chat
+ * provider (translated to a chat stream of 20 chunks and back to the dialect's events), time to first
+ * byte against the stub's chat stream called directly (a) and the gateway's chat stream passthrough
+ * (`c_chat_stream`).
+ */
+async function dialectScenario(o: Options, d: DialectBench): Promise<ScenarioResult> {
+  const name = d.name;
+  const s = await startStack({ scenario: name, profile: o.profile, features: 'none' });
+  try {
+    const renamed = (t: Target, key: string, label: string): Target => ({ ...t, key, label });
+    const own = d.passthrough(s);
+    const chat = targetsFor(s, 'gpt-4o-mini', CHAT_BODY);
+    const tpTargets = [...own, renamed(chat[1]!, 'b_chat', 'node:http forwarder, chat'), renamed(chat[3]!, 'c_chat', 'gateway, chat passthrough')];
+    const chatStream = targetsFor(s, 'chunks-20', { ...CHAT_BODY, stream: true, stream_options: { include_usage: true } });
+    const tr = d.translated(s);
+    const translated: Target = { ...own[3]!, key: 'c_translated', label: tr.label, url: tr.url, body: Buffer.from(JSON.stringify(tr.body)) };
+    const ttfbTargets = [renamed(chatStream[0]!, 'a', 'stub direct, chat stream'), renamed(chatStream[3]!, 'c_chat_stream', 'gateway, chat stream passthrough'), translated];
+    const ownHeaders = await probeTarget(own[3]!, d.passthroughAnswer);
+    const chatHeaders = await probeTarget(tpTargets.at(-1)!, /"chat\.completion"/);
+    await probeTarget(translated, d.translatedAnswer);
+
+    const tp = await throughput(tpTargets, o);
+    const pc = await pacedPhase(ttfbTargets, o, o.rate);
+    printThroughput(tpTargets, tp, o);
+    const r = ratios(tp);
+    const rps = (k: string) => tp.perTarget[k]!.median.rps ?? NaN;
+    const chatOverB = round(rps('c_chat') / rps('b_chat'), 3);
+    const vs = vsChatPerRound(tp);
+    console.log(
+      `ratios (${d.dialect}): c/a ${r['c/a']}  c/b ${r['c/b']}  c/b3 ${r['c/b3']};  chat: c_chat/b_chat ${chatOverB}\n` +
+        `${d.dialect} over chat, per round as c/c_chat, b/b_chat, (c/b)/(c_chat/b_chat): ${vs.rounds.map((x) => `${x.raw} ${x.forwarder} ${x.overForwarder}`).join('; ')}; ` +
+        `median: gateway ${vs.raw}, node:http forwarder ${vs.forwarder}, each gateway over its forwarder ${vs.overForwarder}; response headers at the client: ${d.dialect} ${ownHeaders}, chat ${chatHeaders}`,
+    );
+    printPaced(ttfbTargets, pc, o, o.rate);
+    const add = added(pc, 'c_translated');
+    const addOverChat = added(pc, 'c_translated', 'c_chat_stream');
+    console.log(
+      `added time to first byte, translated ${d.dialect} stream (paced, c_translated − a): p50 ${add.ttfbP50} ms, p99 ${add.ttfbP99} ms;  over the chat stream passthrough (c_translated − c_chat_stream): p50 ${addOverChat.ttfbP50} ms, p99 ${addOverChat.ttfbP99} ms`,
+    );
+    return {
+      scenario: name,
+      description: d.description,
+      summary: {
+        rps: Object.fromEntries(tpTargets.map((t) => [t.key, Math.round(rps(t.key))])),
+        ratios: r,
+        [`${name}VsChat`]: { overForwarder: vs.overForwarder, chatOverForwarder: chatOverB, rawGateway: vs.raw, rawForwarder: vs.forwarder, perRound: vs.rounds, responseHeaders: { [name]: ownHeaders, chat: chatHeaders } },
+        serverCpuUsPerReq: Object.fromEntries(tpTargets.map((t) => [t.key, round(tp.perTarget[t.key]!.median.serverCpuUsPerReq, 0)])),
+        ttfbP50Ms: Object.fromEntries(ttfbTargets.map((t) => [t.key, round(pc.perTarget[t.key]!.median.ttfbP50, 3)])),
+        addedTtfbMs: { rate: o.rate, vsStub: { p50: add.ttfbP50, p99: add.ttfbP99 }, vsChatStream: { p50: addOverChat.ttfbP50, p99: addOverChat.ttfbP99 } },
+        otherProcessesCpuPct: { throughput: otherCpu(tp), paced: otherCpu(pc) },
+      },
+      checks: [
+        {
+          scenario: name,
+          target: `${d.dialect} passthrough within 10 % of chat passthrough: (c/b ${d.dialect}) / (c/b chat) ≥ 0.9 (req/s, per-round ratios, median; non-streaming)`,
+          measured: `${vs.overForwarder} (median of ${vs.rounds.length} rounds; c/c_chat ${vs.raw}, b/b_chat ${vs.forwarder}: response headers ${ownHeaders} vs ${chatHeaders}; server CPU c ${round(tp.perTarget.c!.median.serverCpuUsPerReq, 0)} vs c_chat ${round(tp.perTarget.c_chat!.median.serverCpuUsPerReq, 0)} µs/req)`,
+          met: (vs.overForwarder ?? 0) >= 0.9,
+        },
+        {
+          scenario: name,
+          target: `translated ${d.dialect} stream: added time to first byte ≤ 1 ms (paced ${o.rate} req/s, c_translated − a, p50)`,
+          measured: `p50 ${add.ttfbP50} ms, p99 ${add.ttfbP99} ms (over the chat stream passthrough: p50 ${addOverChat.ttfbP50} ms, p99 ${addOverChat.ttfbP99} ms)`,
+          met: (add.ttfbP50 ?? Infinity) <= 1,
+        },
+      ],
+      detail: { throughput: slim(tp), fixedRatePaced: slim(pc), addedVsStub: add, addedVsChatStream: addOverChat },
+    };
+  } finally {
+    await s.stop();
+  }
+}
+
+/**
+ * Anthropic Messages: passthrough is a bare `claude-` model (the client's bytes to the anthropic
+ * provider, here the stub's `/v1/messages`); the translated stream is a Messages client streaming
+ * `openai/chunks-20` (an OpenAI chat stream of 20 chunks, back as Anthropic's events).
+ */
+const MESSAGES_BENCH: DialectBench = {
+  name: 'messages',
+  dialect: 'Messages',
+  description: 'Anthropic Messages: non-streaming passthrough throughput beside chat passthrough; translated streaming (Messages → OpenAI chat, 20 chunks) time to first byte; svc.features none',
+  passthrough: (s) => messagesTargetsFor(s, 'claude-sonnet-4-5', MESSAGES_BODY),
+  passthroughAnswer: /"type":\s*"message"/,
+  translated: (s) => ({
+    url: `${s.gatewayUrl}/v1/messages`,
+    body: { ...MESSAGES_BODY, model: 'openai/chunks-20', stream: true },
+    label: 'gateway, Messages → OpenAI chat stream (translated)',
+  }),
+  translatedAnswer: /^event: message_start\n[\s\S]*\nevent: message_stop\n/,
+};
+
+/** The responses scenario's request: CHAT_BODY's conversation in the Responses API's shape. */
+const RESPONSES_BODY = {
+  instructions: 'You are a helpful assistant.',
+  input: 'Write one sentence about load testing an HTTP proxy.',
+  max_output_tokens: 64,
+  temperature: 0,
+};
+
+/**
+ * OpenAI Responses: passthrough is a bare OpenAI model at `/v1/responses` (the client's bytes to the
+ * openai provider, here the stub's `/v1/responses`, which answers the recorded `responses-text.json`
+ * with OpenAI's recorded headers); the translated stream is a Responses client streaming
+ * `groq/chunks-20` at `/ai/responses` (Groq speaks only chat completions: a chat stream of 20 chunks,
+ * back as Responses events).
+ */
+const RESPONSES_BENCH: DialectBench = {
+  name: 'responses',
+  dialect: 'Responses',
+  description: 'OpenAI Responses: non-streaming passthrough throughput beside chat passthrough; translated streaming (Responses → Groq chat, 20 chunks) time to first byte; svc.features none',
+  passthrough: (s) => responsesTargetsFor(s, 'gpt-4.1-nano', RESPONSES_BODY),
+  passthroughAnswer: /"object":\s*"response"/,
+  translated: (s) => ({
+    url: `${s.gatewayUrl}/ai/responses`,
+    body: { ...RESPONSES_BODY, model: 'groq/chunks-20', stream: true },
+    label: 'gateway, Responses → Groq chat stream (translated)',
+  }),
+  translatedAnswer: /^event: response\.created\n[\s\S]*\nevent: response\.completed\n/,
+};
+
 interface QueueStats {
   queued: number;
   inFlight: number;
@@ -756,6 +989,14 @@ const PROFILE_SETUPS: Record<string, (o: Options, name: string) => Promise<{ sta
     const stack = await startStack({ scenario: name, profile: true, features: 'none' });
     return { stack, target: targetsFor(stack, 'chunks-20', { ...CHAT_BODY, stream: true, stream_options: { include_usage: true } })[3]! };
   },
+  async messages(o, name) {
+    const stack = await startStack({ scenario: name, profile: true, features: 'none' });
+    return { stack, target: messagesTargetsFor(stack, 'claude-sonnet-4-5', MESSAGES_BODY)[3]! };
+  },
+  async responses(o, name) {
+    const stack = await startStack({ scenario: name, profile: true, features: 'none' });
+    return { stack, target: responsesTargetsFor(stack, 'gpt-4.1-nano', RESPONSES_BODY)[3]! };
+  },
   async tokenlimit(o, name) {
     const big = bigBody(100_000);
     const stack = await startStack({ scenario: name, profile: true, features: 'none' });
@@ -806,6 +1047,8 @@ const SCENARIOS: Record<string, Scenario> = {
   observability: { description: 'non-streaming, request log into PostgreSQL; rows = requests', run: observability },
   tokenlimit: { description: '100k-token body with the truncate handler', run: tokenLimit },
   streams: { description: '2,000 concurrent open streams; proxy RSS', run: openStreamsScenario },
+  messages: { description: 'Anthropic Messages: passthrough throughput beside chat; translated streaming time to first byte', run: (o) => dialectScenario(o, MESSAGES_BENCH) },
+  responses: { description: 'OpenAI Responses: passthrough throughput beside chat; translated streaming time to first byte', run: (o) => dialectScenario(o, RESPONSES_BENCH) },
 };
 
 /* ------------------------------------------------------------------------------------------------
