@@ -1,13 +1,14 @@
 /**
- * Admin's Koa application: health, the error envelope, API-key authentication and the `/v1` routes,
- * assembled in one visible place. Each resource lives in `resources/<resource>/` (its routes, body
- * schemas and SQL); the API's OpenAPI description is `openapi.ts` (a test holds it and the registered
- * routes to each other).
+ * Admin's Koa application: health, the error envelope, the web console's files (console-static.ts),
+ * API-key authentication and the `/v1` routes, assembled in one visible place. Each resource lives
+ * in `resources/<resource>/` (its routes, body schemas and SQL); the API's OpenAPI description is
+ * `openapi.ts` (a test holds it and the registered routes to each other).
  */
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../shared/config.ts';
+import { consoleStatic } from './console-static.ts';
 import type { Sql } from './db.ts';
 import { authenticate, errorEnvelope } from './http.ts';
 import type { KeyUsage } from './key-usage.ts';
@@ -29,6 +30,8 @@ export interface AppDeps {
   logger: Logger;
   health: () => Record<string, unknown>;
   keyUsage?: KeyUsage;
+  /** Where the built web console lies (default `dist/console`, see console-static.ts). */
+  consoleDir?: string;
 }
 
 /**
@@ -61,6 +64,8 @@ export function createApp(deps: AppDeps): Koa {
   app.proxy = false;
   app.silent = true;
   app.use(errorEnvelope(deps.logger));
+  // The web console at `/`: GET/HEAD outside /v1, /health and /metrics, ahead of the routers.
+  app.use(consoleStatic(deps.consoleDir));
   const { open, v1 } = buildRouters(deps);
   app.use(open.routes());
   app.use(v1.routes());

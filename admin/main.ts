@@ -163,6 +163,7 @@ function printFirstStart(key: string, adminPort: number): void {
       '',
       `  Gateway:  http://localhost:${gatewayPort}/ai   (OpenAI base URL)`,
       `  REST API: http://localhost:${adminPort}/v1`,
+      `  Console:  http://localhost:${adminPort}/`,
       '',
     ].join('\n') + '\n',
   );

@@ -3,6 +3,8 @@
  * `dist/` (git-ignored) with esbuild:
  *
  * - `proxy/main.ts` → `dist/proxy.mjs`, what `npm start` and `npm run proxy` run;
+ * - the web console, `admin/console/main.tsx` → `dist/console/` (index.html, app.js, app.css), for
+ *   browsers, minified, every package inlined; admin serves it at `/` (admin/console-static.ts);
  * - the benchmark's own processes under load, so they compare fairly with the gateway:
  *   `bench/forward-node.ts`, `bench/forward-http-proxy3.ts`, `bench/stub-hold.ts` and
  *   `test/support/stub-upstream.ts` → `dist/bench/<name>.mjs`.
@@ -12,6 +14,7 @@
  * (`<file>.mjs.map`, read by bench/profile.ts). No `keepNames`: tsx's `__name` wrappers are what
  * this avoids. Run: `node --import tsx scripts/build.ts` (about 20 ms per bundle).
  */
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -26,6 +29,30 @@ export const BUNDLES = {
   stubUpstream: { entry: 'test/support/stub-upstream.ts', outfile: 'dist/bench/stub-upstream.mjs' },
   stubHold: { entry: 'bench/stub-hold.ts', outfile: 'dist/bench/stub-hold.mjs' },
 } as const;
+
+/** The console: its entry, its TypeScript settings and where it is written. */
+export const CONSOLE = { entry: 'admin/console/main.tsx', tsconfig: 'admin/console/tsconfig.json', outdir: 'dist/console' } as const;
+
+/** The browsers the console's bundle is written for (evergreen browsers of 2023 onwards). */
+const CONSOLE_TARGETS = ['chrome111', 'edge111', 'firefox113', 'safari16.4'];
+
+/** The console's page: the bundle and its stylesheet, nothing from elsewhere. */
+const CONSOLE_INDEX = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="dark">
+<title>svc gateway console</title>
+<link rel="stylesheet" href="/app.css">
+<script type="module" src="/app.js"></script>
+</head>
+<body>
+<div id="root"></div>
+<noscript>The console needs JavaScript.</noscript>
+</body>
+</html>
+`;
 
 const COMMON: esbuild.BuildOptions = {
   absWorkingDir: ROOT,
@@ -60,33 +87,74 @@ async function buildSingle(entry: string, outfile: string): Promise<void> {
   }
 }
 
+/** Bundles the console into `outdir` (relative to the repository root, or absolute) and writes its index.html. */
+async function bundleConsole(outdir: string): Promise<void> {
+  const out = path.resolve(ROOT, outdir);
+  await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: { app: CONSOLE.entry },
+    outdir: out,
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    target: CONSOLE_TARGETS,
+    tsconfig: CONSOLE.tsconfig,
+    jsx: 'automatic',
+    // React's production build: without this the bundle carries its development checks.
+    define: { 'process.env.NODE_ENV': '"production"' },
+    sourcemap: 'linked',
+    legalComments: 'linked',
+    logLevel: 'warning',
+  });
+  await writeFile(path.join(out, 'index.html'), CONSOLE_INDEX);
+}
+
+// esbuild's service process is stopped once no build of this module is running any more.
+let active = 0;
+async function withEsbuild<T>(work: () => Promise<T>): Promise<T> {
+  active++;
+  try {
+    return await work();
+  } finally {
+    if (--active === 0) await esbuild.stop();
+  }
+}
+
+/**
+ * Builds the web console into `outdir` (default `dist/console`): `index.html`, `app.js` and
+ * `app.css` (with source maps). Tests call it to serve a real console.
+ * @throws when esbuild reports an error (printed as well).
+ */
+export function buildConsole(outdir: string = CONSOLE.outdir): Promise<void> {
+  return withEsbuild(() => bundleConsole(outdir));
+}
+
 let running: Promise<void> | null = null;
 
 /**
- * Builds every bundle of {@link BUNDLES} into `dist/`, then stops esbuild's service process (it
- * would otherwise idle for the life of a long-running caller such as `npm start`). Concurrent calls
- * share one build.
+ * Builds every bundle of {@link BUNDLES} and the console ({@link CONSOLE}) into `dist/`, then
+ * stops esbuild's service process (it would otherwise idle for the life of a long-running caller
+ * such as `npm start`). Concurrent calls share one build.
  * @throws when esbuild reports an error (printed as well), or a bench bundle pulls in a second
  * module of the repository.
  */
 export function build(): Promise<void> {
-  running ??= (async () => {
-    try {
-      const { proxy, ...bench } = BUNDLES;
-      await Promise.all([
-        esbuild.build({ ...COMMON, entryPoints: [proxy.entry], outfile: proxy.outfile }),
-        ...Object.values(bench).map((b) => buildSingle(b.entry, b.outfile)),
-      ]);
-    } finally {
-      await esbuild.stop();
-      running = null;
-    }
-  })();
+  running ??= withEsbuild(async () => {
+    const { proxy, ...bench } = BUNDLES;
+    await Promise.all([
+      esbuild.build({ ...COMMON, entryPoints: [proxy.entry], outfile: proxy.outfile }),
+      ...Object.values(bench).map((b) => buildSingle(b.entry, b.outfile)),
+      bundleConsole(CONSOLE.outdir),
+    ]);
+  }).finally(() => {
+    running = null;
+  });
   return running;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const started = performance.now();
   await build();
-  console.log(`built ${Object.values(BUNDLES).map((b) => b.outfile).join(', ')} in ${Math.round(performance.now() - started)} ms`);
+  console.log(`built ${[...Object.values(BUNDLES).map((b) => b.outfile), CONSOLE.outdir].join(', ')} in ${Math.round(performance.now() - started)} ms`);
 }

@@ -1,5 +1,6 @@
 /**
- * `npm start`: builds the proxy (scripts/build.ts → `dist/proxy.mjs`), then runs admin (under tsx),
+ * `npm start`: builds the proxy and the web console (scripts/build.ts → `dist/proxy.mjs`,
+ * `dist/console/`, which admin serves at `/`), then runs admin (under tsx),
  * then the proxy (compiled, plain node), as two supervised child processes (scripts/supervisor.ts).
  * Admin keeps a control-plane key in `.data/control-plane.key` (`SVC_DATA_DIR`; created when missing
  * or revoked) and the proxy gets it as `SVC_CONTROL_PLANE_API_KEY` on every start, so a restart needs
@@ -58,7 +59,7 @@ const logger = createLogger('start', logLevel);
 try {
   await build();
 } catch (err) {
-  logger.fatal({ err: (err as Error).message }, 'building the proxy failed');
+  logger.fatal({ err: (err as Error).message }, 'building the proxy and the console failed');
   process.exit(1);
 }
 

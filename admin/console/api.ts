@@ -1,0 +1,253 @@
+/**
+ * The console's typed client of admin's `/v1` REST API. Every call sends the signed-in key as
+ * `Authorization: Bearer`; a failure becomes an {@link ApiError} carrying the `error` text of the
+ * `{"data": null, "error": "..."}` envelope, which the pages show in the error banner.
+ * Most routes answer in the envelope; the prompt-2025 routes answer bare (as the reference API does).
+ */
+import type { FilterNode } from './filters.ts';
+
+/** A REST failure: the HTTP status (0 when the network failed) and the server's message. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** One logged request as `GET /v1/request/:id` and `POST /v1/request/query` return it (the members the console reads). */
+export interface SvcRequest {
+  request_id: string;
+  request_created_at: string;
+  response_created_at: string | null;
+  request_path: string;
+  request_body: unknown;
+  response_body: unknown;
+  response_status: number;
+  request_model: string | null;
+  response_model: string | null;
+  model: string;
+  provider: string;
+  request_user_id: string | null;
+  properties: Record<string, string>;
+  delay_ms: number | null;
+  time_to_first_token: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  reasoning_tokens: number | null;
+  prompt_cache_read_tokens: number | null;
+  prompt_cache_write_tokens: number | null;
+  cost: number | null;
+  scores: Record<string, number>;
+  prompt_id: string | null;
+  prompt_version: string | null;
+  llmSchema: LlmSchema | null;
+}
+
+/** The dialect-neutral view of a request's bodies (admin/resources/requests/svc-request.ts). */
+export interface LlmSchema {
+  request: { model?: string; messages?: SchemaMessage[]; tools?: Array<{ name: string; description?: string }> } | null;
+  response: { model?: string | null; messages?: SchemaMessage[]; error?: { svcMessage: unknown } } | null;
+}
+
+/** A message of {@link LlmSchema}: `_type` message | contentArray | functionCall | function | image | file. */
+export interface SchemaMessage {
+  _type: string;
+  role?: string;
+  content?: string;
+  reasoning?: string;
+  name?: string;
+  tool_call_id?: string;
+  image_url?: string;
+  mime_type?: string;
+  filename?: string;
+  is_error?: boolean;
+  contentArray?: SchemaMessage[];
+  tool_calls?: Array<{ id?: string; name?: string; arguments?: unknown }>;
+}
+
+/** Managed-prompt inputs of a request (`GET /v1/request/:id/inputs`). */
+export interface RequestInputs {
+  inputs: Record<string, unknown>;
+  prompt_id: string;
+  version_id: string;
+  environment: string | null;
+}
+
+/** Keyset position: the last row shown (`before` of the query body). */
+export interface Cursor {
+  created_at: string;
+  request_id: string;
+}
+
+/** Body of `POST /v1/dashboard/query`. */
+export interface DashboardQuery {
+  filter: FilterNode;
+  timeRange: { start: string; end: string };
+  bucket?: string;
+}
+
+/** Aggregates of one dashboard slice. */
+export interface DashboardTotals {
+  requests: number;
+  errors: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  latencyP50Ms: number | null;
+  latencyP95Ms: number | null;
+  ttftP50Ms: number | null;
+  ttftP95Ms: number | null;
+}
+
+/** One time bucket of the dashboard series. */
+export interface DashboardPoint extends Omit<DashboardTotals, 'ttftP95Ms'> {
+  time: string;
+}
+
+/** One group of a dashboard breakdown. */
+export interface BreakdownRow {
+  key: string;
+  label?: string;
+  requests: number;
+  errors: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  latencyP50Ms: number | null;
+}
+
+/** Answer of `POST /v1/dashboard/query`. */
+export interface DashboardData {
+  totals: DashboardTotals;
+  series: DashboardPoint[];
+  breakdowns: { model: BreakdownRow[]; provider: BreakdownRow[]; apiKey: BreakdownRow[]; user: BreakdownRow[] };
+}
+
+/** A prompt-2025 prompt. */
+export interface Prompt {
+  id: string;
+  name: string;
+  tags: string[];
+  created_at: string;
+}
+
+/** A prompt-2025 version (no body: see {@link Api.promptBody}). */
+export interface PromptVersion {
+  id: string;
+  model: string;
+  prompt_id: string;
+  major_version: number;
+  minor_version: number;
+  commit_message: string;
+  environments: string[];
+  created_at: string;
+}
+
+/** A dataset as listed. */
+export interface Dataset {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+/** One row of a dataset. */
+export interface DatasetRow {
+  request_id: string;
+  position: number;
+  created_at: string;
+  request_body: unknown;
+  response_body: unknown;
+}
+
+/** A live API key (never the key itself). */
+export interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** A key just created: `key` is shown this once. */
+export interface CreatedKey extends Omit<ApiKey, 'last_used_at'> {
+  key: string;
+}
+
+/** The message of a failed answer: the envelope's `error` when present, else the status line. */
+async function failureMessage(res: Response): Promise<string> {
+  const text = await res.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as { error?: unknown };
+    if (typeof body.error === 'string' && body.error) return body.error;
+  } catch {
+    // Not JSON (a proxy's HTML page, an empty body): fall through to the status.
+  }
+  return `${res.status} ${res.statusText || 'request failed'}${text && text.length < 200 ? `: ${text}` : ''}`;
+}
+
+/**
+ * Calls one route. `enveloped` routes answer `{data, error}` and yield `data`; bare routes yield the
+ * body itself.
+ * @throws {ApiError} on a network failure or any non-2xx answer.
+ */
+async function call<T>(key: string, method: string, path: string, body: unknown, enveloped: boolean): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: { authorization: 'Bearer ' + key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ApiError(0, `cannot reach admin: ${(err as Error).message}`);
+  }
+  if (!res.ok) throw new ApiError(res.status, await failureMessage(res));
+  const json = (await res.json()) as unknown;
+  if (!enveloped) return json as T;
+  const env = json as { data: T; error: string | null };
+  if (env.error) throw new ApiError(res.status, env.error);
+  return env.data;
+}
+
+/** The REST client bound to one API key; see {@link createApi}. */
+export type Api = ReturnType<typeof createApi>;
+
+/** Builds the REST client for `key`. Each method is one route. */
+export function createApi(key: string) {
+  const env = <T>(method: string, path: string, body?: unknown) => call<T>(key, method, path, body, true);
+  const bare = <T>(method: string, path: string, body?: unknown) => call<T>(key, method, path, body, false);
+  return {
+    /** The newest requests matching `filter`, `limit` of them, older than `before` when given. */
+    queryRequests: (filter: FilterNode, limit: number, before?: Cursor) =>
+      env<SvcRequest[]>('POST', '/v1/request/query', { filter, limit, sort: { created_at: 'desc' }, ...(before ? { before } : {}) }),
+    /** How many requests match `filter`. */
+    countRequests: async (filter: FilterNode) => {
+      const data = await env<number | { count: number }>('POST', '/v1/request/count', { filter });
+      return typeof data === 'number' ? data : Number(data.count);
+    },
+    getRequest: (id: string) => env<SvcRequest>('GET', `/v1/request/${encodeURIComponent(id)}`),
+    getRequestInputs: (id: string) => env<RequestInputs | null>('GET', `/v1/request/${encodeURIComponent(id)}/inputs`),
+    dashboard: (query: DashboardQuery) => env<DashboardData>('POST', '/v1/dashboard/query', query),
+    listPrompts: (search?: string) => bare<Prompt[]>('POST', '/v1/prompt-2025/query', { search: search ?? '', pageSize: 1000 }),
+    listVersions: (promptId: string) => bare<PromptVersion[]>('POST', '/v1/prompt-2025/query/versions', { promptId }),
+    promptBody: (versionId: string) => bare<unknown>('GET', `/v1/prompt-2025/${encodeURIComponent(versionId)}/prompt-body`),
+    createPrompt: (name: string, promptBody: unknown) => bare<{ id: string; versionId: string }>('POST', '/v1/prompt-2025', { name, tags: [], promptBody }),
+    /** A new version of `promptId` from base version `promptVersionId` (`environment` moves that label onto it). */
+    updatePrompt: (body: { promptId: string; promptVersionId: string; newMajorVersion: boolean; environment?: string; commitMessage: string; promptBody: unknown }) =>
+      bare<{ id: string }>('POST', '/v1/prompt-2025/update', body),
+    /** Moves `environment`'s label onto an existing version. */
+    promoteVersion: (promptId: string, promptVersionId: string, environment: string) =>
+      bare<unknown>('POST', '/v1/prompt-2025/promote', { promptId, promptVersionId, environment }),
+    listDatasets: () => env<Dataset[]>('POST', '/v1/experiment/dataset/query', {}),
+    datasetRows: (id: string) => env<DatasetRow[]>('POST', `/v1/experiment/dataset/${encodeURIComponent(id)}/query`, { limit: 1000 }),
+    createDataset: (datasetName: string, filter: FilterNode, limit?: number) =>
+      env<{ datasetId: string; rows: number }>('POST', '/v1/experiment/dataset', { datasetName, filter, ...(limit ? { limit } : {}) }),
+    listKeys: () => env<ApiKey[]>('GET', '/v1/api-keys'),
+    createKey: (name: string) => env<CreatedKey>('POST', '/v1/api-keys', { name }),
+    revokeKey: (id: string) => env<null>('DELETE', `/v1/api-keys/${encodeURIComponent(id)}`),
+  };
+}

@@ -1,0 +1,23 @@
+/** The side navigation: one link per page (with its number shortcut) and sign-out. */
+import { PAGES, routeHash, type Page } from '../router.ts';
+
+const LABELS: Record<Page, string> = { requests: 'Requests', dashboard: 'Dashboard', prompts: 'Prompts', datasets: 'Datasets', keys: 'API keys' };
+
+/** Props: the current page (highlighted) and the sign-out handler. */
+export function Nav({ page, onSignOut }: { page: Page; onSignOut: () => void }) {
+  return (
+    <nav className="nav">
+      <div className="brand">svc gateway</div>
+      {PAGES.map((p, i) => (
+        <a key={p} href={routeHash(p)} className={p === page ? 'active' : ''} data-testid={`nav-${p}`} title={`${LABELS[p]} (${i + 1})`}>
+          <span>{LABELS[p]}</span>
+          <kbd>{i + 1}</kbd>
+        </a>
+      ))}
+      <div className="spacer" />
+      <button type="button" className="ghost" data-testid="signout" onClick={onSignOut}>
+        Sign out
+      </button>
+    </nav>
+  );
+}

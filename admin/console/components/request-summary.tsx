@@ -1,0 +1,124 @@
+/**
+ * The facts of one request beside its conversation: timing, tokens and cost, the provider
+ * attempts, the token-limit outcome, scores, properties, and the managed prompt with its inputs.
+ */
+import type { RequestInputs, SvcRequest } from '../api.ts';
+import { formatCost, formatInt, formatMs, orDash, prettyJson } from '../format.ts';
+
+function Facts({ rows }: { rows: Array<[string, string]> }) {
+  return (
+    <dl className="facts">
+      {rows.map(([k, v]) => (
+        <div key={k}>
+          <dt>{k}</dt>
+          <dd>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** `svc-attempts`: every provider attempt (the last one answered); [] when absent or unreadable. */
+function attemptsOf(p: Record<string, string>): Array<Record<string, unknown>> {
+  try {
+    const a = JSON.parse(p['svc-attempts'] ?? '[]') as unknown;
+    return Array.isArray(a) ? (a as Array<Record<string, unknown>>) : [];
+  } catch {
+    return [];
+  }
+}
+
+function Attempts({ attempts }: { attempts: Array<Record<string, unknown>> }) {
+  if (attempts.length === 0) return null;
+  const keys = [...new Set(attempts.flatMap((a) => Object.keys(a)))];
+  return (
+    <section>
+      <h3>Attempts</h3>
+      <table className="mini">
+        <thead>
+          <tr>
+            {keys.map((k) => (
+              <th key={k}>{k}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {attempts.map((a, i) => (
+            <tr key={i}>
+              {keys.map((k) => (
+                <td key={k}>{typeof a[k] === 'object' ? JSON.stringify(a[k]) : orDash(a[k] as string)}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+/** Props: the request and its managed-prompt inputs (null when none). */
+export function RequestSummary({ request: r, inputs }: { request: SvcRequest; inputs: RequestInputs | null }) {
+  const p = r.properties ?? {};
+  const tokenLimit = Object.entries(p).filter(([k]) => k.startsWith('svc-token-limit-'));
+  const own = Object.entries(p).filter(([k]) => !k.startsWith('svc-'));
+  const gateway = Object.entries(p).filter(([k]) => k.startsWith('svc-') && k !== 'svc-attempts' && !k.startsWith('svc-token-limit-'));
+  const scores = Object.entries(r.scores ?? {});
+  return (
+    <div className="summary">
+      <Facts
+        rows={[
+          ['Status', String(r.response_status)],
+          ['Latency', formatMs(r.delay_ms)],
+          ['Time to first token', formatMs(r.time_to_first_token)],
+          ['Provider', orDash(r.provider)],
+          ['Model', orDash(r.model || r.request_model)],
+          ['Tokens in / out', `${formatInt(r.prompt_tokens)} / ${formatInt(r.completion_tokens)}`],
+          ['Cache read / write', `${formatInt(r.prompt_cache_read_tokens)} / ${formatInt(r.prompt_cache_write_tokens)}`],
+          ['Reasoning tokens', formatInt(r.reasoning_tokens)],
+          ['Cost', formatCost(r.cost)],
+          ['User', orDash(r.request_user_id)],
+          ['Path', orDash(r.request_path)],
+          ['Created', new Date(r.request_created_at).toLocaleString()],
+        ]}
+      />
+      <Attempts attempts={attemptsOf(p)} />
+      {tokenLimit.length > 0 && (
+        <section>
+          <h3>Token limit</h3>
+          <Facts rows={tokenLimit.map(([k, v]) => [k.replace('svc-token-limit-', ''), v])} />
+        </section>
+      )}
+      {scores.length > 0 && (
+        <section>
+          <h3>Scores</h3>
+          <Facts rows={scores.map(([k, v]) => [k, String(v)])} />
+        </section>
+      )}
+      {own.length > 0 && (
+        <section>
+          <h3>Properties</h3>
+          <Facts rows={own} />
+        </section>
+      )}
+      {gateway.length > 0 && (
+        <section>
+          <h3>Gateway</h3>
+          <Facts rows={gateway.map(([k, v]) => [k.replace(/^svc-/, ''), v])} />
+        </section>
+      )}
+      {(r.prompt_id || inputs) && (
+        <section>
+          <h3>Managed prompt</h3>
+          <Facts
+            rows={[
+              ['Prompt', orDash(inputs?.prompt_id ?? r.prompt_id)],
+              ['Version', orDash(inputs?.version_id ?? r.prompt_version)],
+              ['Environment', orDash(inputs?.environment)],
+            ]}
+          />
+          {inputs && <pre className="inputs">{prettyJson(inputs.inputs)}</pre>}
+        </section>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,46 @@
+/** The dashboard's chart data, built from `POST /v1/dashboard/query`'s series and breakdowns. */
+import type { ChartData } from 'chart.js';
+import type { BreakdownRow, DashboardPoint } from './api.ts';
+import { COLORS } from './components/chart.tsx';
+
+/** One dataset's definition: its label and how to read its value from a point. */
+interface Series {
+  label: string;
+  value: (p: DashboardPoint) => number | null;
+}
+
+/** A bucket's time as a short label: time of day for ranges within two days, else the date. */
+export function timeLabel(iso: string, spanMs: number): string {
+  const d = new Date(iso);
+  if (spanMs <= 2 * 86_400_000) return d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
+  return d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' }) + (spanMs <= 8 * 86_400_000 ? ` ${d.getHours()}h` : '');
+}
+
+/** Line data of `series` over the points (filled when there is one series). */
+export function lineData(points: DashboardPoint[], spanMs: number, series: Series[]): ChartData<'line'> {
+  return {
+    labels: points.map((p) => timeLabel(p.time, spanMs)),
+    datasets: series.map((s, i) => ({
+      label: s.label,
+      data: points.map(s.value),
+      borderColor: COLORS[i % COLORS.length],
+      backgroundColor: `${COLORS[i % COLORS.length]}33`,
+      fill: series.length === 1,
+      pointRadius: 0,
+      borderWidth: 1.5,
+      tension: 0.2,
+    })),
+  };
+}
+
+/** Bar data of a breakdown: requests and errors per group, the largest first (at most 15). */
+export function breakdownData(rows: BreakdownRow[]): ChartData<'bar'> {
+  const top = [...rows].sort((a, b) => b.requests - a.requests).slice(0, 15);
+  return {
+    labels: top.map((r) => r.label || r.key || '(none)'),
+    datasets: [
+      { label: 'requests', data: top.map((r) => r.requests), backgroundColor: COLORS[0] },
+      { label: 'errors', data: top.map((r) => r.errors), backgroundColor: COLORS[3] },
+    ],
+  };
+}

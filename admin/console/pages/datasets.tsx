@@ -1,0 +1,85 @@
+/**
+ * Datasets: the organization's datasets (newest first) and the rows of the open one. A dataset is
+ * made on the Requests page from its current filter.
+ */
+import { formatTime } from '../format.ts';
+import { useLoad } from '../hooks.ts';
+import { navigate, routeHash } from '../router.ts';
+import { useSession } from '../session.tsx';
+
+/** A short preview of a request body: its model and the last message's text. */
+function preview(body: unknown): string {
+  const b = (body ?? {}) as { model?: unknown; messages?: Array<{ content?: unknown }>; input?: unknown };
+  const last = Array.isArray(b.messages) ? b.messages[b.messages.length - 1]?.content : b.input;
+  const text = typeof last === 'string' ? last : last === undefined ? '' : JSON.stringify(last);
+  return `${typeof b.model === 'string' ? b.model + ' · ' : ''}${text.slice(0, 160)}`;
+}
+
+function DatasetRows({ id }: { id: string }) {
+  const { api } = useSession();
+  const { data: rows, loading } = useLoad(() => api.datasetRows(id), [api, id]);
+  if (!rows) return <p className="muted pad">{loading ? 'Loading…' : ''}</p>;
+  return (
+    <table className="grid">
+      <thead>
+        <tr>
+          <th>#</th>
+          <th>Request</th>
+          <th>Created</th>
+          <th>Preview</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.request_id} data-testid="dataset-request-row" data-request-id={r.request_id}>
+            <td className="num">{r.position}</td>
+            <td>
+              <a href={routeHash('requests', r.request_id)}>
+                <code>{r.request_id.slice(0, 8)}</code>
+              </a>
+            </td>
+            <td className="muted">{formatTime(r.created_at)}</td>
+            <td className="ellipsis">{preview(r.request_body)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Props: the open dataset's id (from the route), if any. */
+export function DatasetsPage({ openId }: { openId: string | null }) {
+  const { api } = useSession();
+  const { data: datasets } = useLoad(() => api.listDatasets(), [api]);
+  const open = datasets?.find((d) => d.id === openId);
+  return (
+    <div className="page split">
+      <div className="list-pane">
+        <header className="page-head">
+          <h1>Datasets</h1>
+        </header>
+        <table className="grid">
+          <tbody>
+            {(datasets ?? []).map((d) => (
+              <tr key={d.id} data-testid="dataset-row" data-dataset-id={d.id} className={d.id === openId ? 'selected clickable' : 'clickable'} onClick={() => navigate('datasets', d.id)}>
+                <td>{d.name}</td>
+                <td className="muted">{formatTime(d.created_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {datasets?.length === 0 && <p className="muted pad">No datasets yet: make one from a filter on the Requests page.</p>}
+      </div>
+      <div className="detail-pane">
+        {openId ? (
+          <>
+            <h2>{open?.name ?? openId}</h2>
+            <DatasetRows id={openId} />
+          </>
+        ) : (
+          <p className="muted pad">Choose a dataset.</p>
+        )}
+      </div>
+    </div>
+  );
+}
