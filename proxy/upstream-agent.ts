@@ -17,3 +17,23 @@ export const UNDICI_AGENT_MODULE = 'undici/lib/dispatcher/agent.js';
 
 /** undici's `Agent` class, as `import { Agent } from 'undici'` exports it. */
 export const Agent = requireCjs(UNDICI_AGENT_MODULE) as typeof UndiciAgent;
+
+/** The module path of undici's header helpers (already loaded by its Agent). */
+export const UNDICI_UTIL_MODULE = 'undici/lib/core/util.js';
+
+const util = requireCjs(UNDICI_UTIL_MODULE) as {
+  headerNameToString(name: Buffer | string): string;
+  parseHeaders(raw: Buffer[]): Record<string, string | string[]>;
+};
+
+/**
+ * A raw header name (bytes as received) as its lower-case string, looked up in undici's table of
+ * known names before decoding: undici's `util.headerNameToString`.
+ */
+export const headerNameToString: (name: Buffer | string) => string = util.headerNameToString;
+
+/**
+ * Raw headers (name, value, name, value … as received) as an object of lower-case names, a repeated
+ * name's values in an array: undici's `util.parseHeaders`.
+ */
+export const parseHeaders: (raw: Buffer[]) => Record<string, string | string[]> = util.parseHeaders;

@@ -11,7 +11,7 @@ import { UpstreamExchange } from '../upstream/exchange.ts';
  * Starts an attempt: counts it in the router's latency balancer, arms the provider's timeout, and
  * dispatches the provider's URL, method and headers exactly (the client's `Authorization` and
  * `Svc-*` headers never leave) with the body in one write. A request undici rejects outright (a bad
- * header) reaches the exchange's `onResponseError` before `dispatch` returns.
+ * header) reaches the exchange's `onError` before `dispatch` returns.
  */
 export function forward(ctx: RequestContext): void {
   // The client left while an async stage (a signing provider) or a retry's backoff ran: nothing to send.

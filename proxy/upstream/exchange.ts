@@ -1,20 +1,24 @@
 /**
  * One attempt's exchange with the provider, as an undici dispatch handler
  * (https://github.com/nodejs/undici/blob/main/docs/docs/api/Dispatcher.md#dispatcherdispatchoptions-handler):
- * one object per attempt and no closure. The response's status and headers go to
+ * one object per attempt and no closure. The response's status and raw headers go to
  * {@link onUpstreamResponse}, which chooses where the body goes (a {@link Sink}); errors go to
  * {@link upstreamError} before the response and to {@link onMidStreamError} during it. Only the
  * request's current attempt speaks for it.
+ *
+ * It implements undici's first handler interface (`onConnect`, `onHeaders`, `onData`, `onComplete`,
+ * `onError`), which undici 7 still runs as it is, rather than the newer one (`onRequestStart` …),
+ * which undici runs through a wrapper that makes two more objects per request and parses every
+ * response header into an object the proxy then copies again. A passthrough answer's headers go
+ * from undici's raw list to the client's with one pass (./response.ts); measured in bench/README.md
+ * (Anthropic's answers carry 20 headers). test/upstream-exchange.test.ts pins how undici calls
+ * these hooks, so a release that drops them fails the tests, not the proxy.
  */
 import type { Transform } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import { responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext, UpstreamAttempt } from '../pipeline/context.ts';
 import { onMidStreamError, upstreamError } from './failure.ts';
 import { onUpstreamResponse } from './response.ts';
-
-/** Response headers as undici parses them: lower-case names, repeated headers as arrays. */
-export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
 /** Where a provider's response body goes. */
 const enum Sink {
@@ -28,14 +32,19 @@ const enum Sink {
   Collect,
 }
 
-/** The undici handler of one attempt. */
-export class UpstreamExchange implements UpstreamAttempt, Dispatcher.DispatchHandler {
+/** The undici handler of one attempt (undici's first handler interface; see the file's comment). */
+export class UpstreamExchange implements UpstreamAttempt {
   readonly ctx: RequestContext;
-  controller: Dispatcher.DispatchController | null = null;
+  /** undici's abort of this request, once it started; null before. */
+  private abortRequest: ((err: Error) => void) | null = null;
+  /** undici's resume of a paused response body. */
+  private resumeBody: (() => void) | null = null;
   /** Set by {@link abort} before undici started the request: it is aborted as soon as it starts. */
   abortReason: Error | null = null;
   /** The response's status and headers arrived. */
   responded = false;
+  /** The client (or the mapper) is full: undici holds the body until {@link resume}. */
+  private paused = false;
   private sink: Sink = Sink.Discard;
   /** {@link Sink.Collect}: the pieces so far, their size (bytes), and what gets the whole body. */
   private chunks: Buffer[] | null = null;
@@ -72,22 +81,40 @@ export class UpstreamExchange implements UpstreamAttempt, Dispatcher.DispatchHan
   }
 
   abort(reason: Error): void {
-    if (this.controller) this.controller.abort(reason);
+    if (this.abortRequest) this.abortRequest(reason);
     else this.abortReason = reason;
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.abortReason) controller.abort(this.abortReason);
+  /** Lets undici go on reading the body (a `drain` listener's target). */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.resumeBody?.();
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: UpstreamHeaders): void {
+  /** undici: the request is about to be sent; `abort` stops it. */
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.abortReason) abort(this.abortReason);
+  }
+
+  /**
+   * undici: the status and headers arrived (`rawHeaders`: name, value, name, value … as sent).
+   * @returns false to hold the body until `resume` is called.
+   */
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     this.responded = true;
-    if (this.ctx.exchange !== this || this.ctx.finished) return controller.abort(new Error('superseded'));
-    onUpstreamResponse(this, statusCode, headers);
+    this.resumeBody = resume;
+    if (this.ctx.exchange !== this || this.ctx.finished) {
+      this.abortRequest!(new Error('superseded'));
+      return false;
+    }
+    onUpstreamResponse(this, statusCode, rawHeaders);
+    return !this.paused;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  /** undici: a piece of the body. @returns false to hold the rest until `resume` is called. */
+  onData(chunk: Buffer): boolean {
     const ctx = this.ctx;
     const now = performance.now();
     // The provider sent a piece of its answer: its silence timeout starts again.
@@ -96,30 +123,32 @@ export class UpstreamExchange implements UpstreamAttempt, Dispatcher.DispatchHan
       case Sink.Client: {
         if (ctx.firstByteMs === null) ctx.firstByteMs = now;
         responseChunk(ctx, chunk);
-        if (!ctx.res.write(chunk)) {
-          controller.pause();
-          ctx.res.once('drain', () => controller.resume());
-        }
-        return;
+        if (!ctx.res.write(chunk)) this.pauseUntilDrain(ctx.res);
+        break;
       }
       case Sink.Mapper: {
         const mapper = this.mapper!;
-        if (mapper.destroyed) return;
-        if (!mapper.write(chunk)) {
-          controller.pause();
-          mapper.once('drain', () => controller.resume());
-        }
-        return;
+        if (mapper.destroyed) break;
+        if (!mapper.write(chunk)) this.pauseUntilDrain(mapper);
+        break;
       }
       case Sink.Collect:
         this.size += chunk.length;
         if (this.size <= ctx.gw.config.server.maxBodyBytes) this.chunks!.push(chunk);
-        return;
+        break;
       default:
     }
+    return !this.paused;
   }
 
-  onResponseEnd(): void {
+  /** Holds the body until `target` drains (rare: a slow client or mapper). */
+  private pauseUntilDrain(target: NodeJS.EventEmitter): void {
+    this.paused = true;
+    target.once('drain', () => this.resume());
+  }
+
+  /** undici: the body ended. */
+  onComplete(): void {
     const ctx = this.ctx;
     if (ctx.exchange === this && ctx.phase === 'upstream') {
       ctx.phase = 'none';
@@ -142,7 +171,8 @@ export class UpstreamExchange implements UpstreamAttempt, Dispatcher.DispatchHan
     }
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  /** undici: the request failed (before the response, or during its body). */
+  onError(err: Error): void {
     const ctx = this.ctx;
     // A discarded answer (a retry follows) or an earlier attempt no longer speaks for the request.
     if (ctx.exchange !== this || (this.responded && this.sink === Sink.Discard)) return;

@@ -8,12 +8,12 @@ import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.ts';
 import { observesChunks, responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import type { UpstreamExchange, UpstreamHeaders } from './exchange.ts';
+import type { UpstreamExchange } from './exchange.ts';
 
 type Headers = Record<string, string | string[]>;
 
 /** A provider error: collected, mapped by the binding's `mapError` (status kept), sent as JSON. */
-export function answerMappedError(exchange: UpstreamExchange, status: number, headers: Headers, upstreamHeaders: UpstreamHeaders): void {
+export function answerMappedError(exchange: UpstreamExchange, status: number, headers: Headers, upstreamHeaders: Headers): void {
   const ctx = exchange.ctx;
   exchange.collect((buf) => {
     const mapped = JSON.stringify(ctx.binding!.mapError(status, buf, upstreamHeaders));

@@ -4,11 +4,11 @@
  * its transport does not map) go to the client byte for byte; the others are mapped through the
  * request's provider binding (./mapped.ts).
  */
-import type { ServerResponse } from 'node:http';
 import { responseStarted } from '../observers/dispatch.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { finishBalancer } from './balancer.ts';
-import type { UpstreamExchange, UpstreamHeaders } from './exchange.ts';
+import { headerNameToString, parseHeaders } from '../upstream-agent.ts';
+import type { UpstreamExchange } from './exchange.ts';
 import { answerMappedBody, answerMappedError, answerMappedStream } from './mapped.ts';
 import { removedMembersHeader } from './removed-members.ts';
 import { retryIfAllowed } from './retry.ts';
@@ -16,15 +16,44 @@ import { retryIfAllowed } from './retry.ts';
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and the length, which the gateway sets itself: never copied to the client. */
 export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length']);
 
-/** Handles the response start of the current attempt (see the file's comment). */
-export function onUpstreamResponse(exchange: UpstreamExchange, status: number, upstreamHeaders: UpstreamHeaders): void {
+/**
+ * What the proxy reads of a provider's raw headers, in one pass: the client's header list (the
+ * provider's headers less hop-by-hop ones, names lower-cased, flat: name, value, name, value …) and
+ * the three it acts on.
+ */
+interface ProviderHead {
+  list: string[];
+  contentType: string;
+  contentLength: string | undefined;
+  retryAfter: string | undefined;
+}
+
+/** Reads `raw` (undici's name, value … list of Buffers; values decoded as latin1, as undici does). */
+function readHead(raw: Buffer[]): ProviderHead {
+  const list: string[] = [];
+  let contentType = '';
+  let contentLength: string | undefined;
+  let retryAfter: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = headerNameToString(raw[i]!);
+    const value = raw[i + 1]!.toString('latin1');
+    if (name === 'content-type') contentType = contentType === '' ? value : `${contentType}, ${value}`;
+    else if (name === 'content-length') contentLength = value;
+    else if (name === 'retry-after') retryAfter = value;
+    if (!HOP_BY_HOP.has(name)) list.push(name, value);
+  }
+  return { list, contentType, contentLength, retryAfter };
+}
+
+/** Handles the response start of the current attempt (see the file's comment); `raw` as undici gives it. */
+export function onUpstreamResponse(exchange: UpstreamExchange, status: number, raw: Buffer[]): void {
   const ctx = exchange.ctx;
-  const res = ctx.res;
   ctx.responseAtMs = performance.now();
   // From here the timeout is the provider's silence between pieces of the answer.
   ctx.deadlineMs = ctx.responseAtMs + ctx.gw.config.server.upstreamTimeoutMs;
-  const retryAfter = Number(upstreamHeaders['retry-after']);
-  if (retryIfAllowed(ctx, status, Number.isFinite(retryAfter) ? retryAfter * 1000 : null, null)) {
+  const head = readHead(raw);
+  const retryAfter = Number(head.retryAfter);
+  if (retryIfAllowed(ctx, status, head.retryAfter !== undefined && Number.isFinite(retryAfter) ? retryAfter * 1000 : null, null)) {
     exchange.discard();
     ctx.responseAtMs = null;
     return;
@@ -35,41 +64,46 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, u
   finishBalancer(ctx, attemptMs);
   const binding = ctx.binding!;
   const ok = status >= 200 && status < 300;
-  const ct = upstreamHeaders['content-type'];
-  const contentType = typeof ct === 'string' ? ct : ct === undefined ? '' : ct.join(', ');
   // A binding whose translator never streams reads even a stream-typed answer as one body.
-  const isStream = ok && binding.streams && (contentType.includes('event-stream') || contentType.includes('eventstream'));
+  const isStream = ok && binding.streams && (head.contentType.includes('event-stream') || head.contentType.includes('eventstream'));
   responseStarted(ctx, isStream);
-  const headers = clientHeaders(ctx, upstreamHeaders);
   // Errors go through the transport's mapError even when its answers pass through (Azure).
-  if (ok ? binding.passthrough : !binding.mapsErrors) return passThrough(exchange, res, status, headers, upstreamHeaders['content-length'], isStream);
-  if (!ok) answerMappedError(exchange, status, headers, upstreamHeaders);
+  if (ok ? binding.passthrough : !binding.mapsErrors) return passThrough(exchange, status, head, isStream);
+  const headers = headersObject(addGatewayHeaders(ctx, head.list));
+  if (!ok) answerMappedError(exchange, status, headers, parseHeaders(raw));
   else if (isStream) answerMappedStream(exchange, status, headers);
   else answerMappedBody(exchange, headers);
 }
 
 /**
- * The client's response headers: the provider's, less hop-by-hop ones, plus `Svc-Id`,
- * `Svc-Provider`, `Svc-Removed-Members` when a translator removed request members
- * (./removed-members.ts), and the admitted request's rate-limit headers.
+ * Appends the gateway's headers to the client's list: `Svc-Id`, `Svc-Provider`, `Svc-Removed-Members`
+ * when a translator removed request members (./removed-members.ts), and the admitted request's
+ * rate-limit headers.
  */
-function clientHeaders(ctx: RequestContext, upstreamHeaders: UpstreamHeaders): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
-  for (const k in upstreamHeaders) {
-    if (!HOP_BY_HOP.has(k)) headers[k] = upstreamHeaders[k]!;
-  }
-  headers['svc-id'] = ctx.id;
-  headers['svc-provider'] = ctx.provider!;
+function addGatewayHeaders(ctx: RequestContext, list: string[]): string[] {
+  list.push('svc-id', ctx.id, 'svc-provider', ctx.provider!);
   const removed = removedMembersHeader(ctx.call?.removed);
-  if (removed !== null) headers['svc-removed-members'] = removed;
+  if (removed !== null) list.push('svc-removed-members', removed);
   const rl = ctx.rateLimitHeaders;
-  if (rl) for (const k in rl) headers[k] = rl[k]!;
+  if (rl) for (const k in rl) list.push(k, rl[k]!);
+  return list;
+}
+
+/** A flat header list as an object (a repeated name's values in an array), for the mapped answers that edit it. */
+function headersObject(list: string[]): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i < list.length; i += 2) {
+    const name = list[i]!;
+    const had = headers[name];
+    headers[name] = had === undefined ? list[i + 1]! : Array.isArray(had) ? [...had, list[i + 1]!] : [had, list[i + 1]!];
+  }
   return headers;
 }
 
-/** The provider's answer goes to the client as it is (its length kept unless streamed). */
-function passThrough(exchange: UpstreamExchange, res: ServerResponse, status: number, headers: Record<string, string | string[]>, length: string | string[] | undefined, isStream: boolean): void {
-  if (length !== undefined && !isStream) headers['content-length'] = length;
-  res.writeHead(status, headers);
+/** The provider's answer goes to the client as it is (its length kept unless streamed), headers as a flat list. */
+function passThrough(exchange: UpstreamExchange, status: number, head: ProviderHead, isStream: boolean): void {
+  const list = addGatewayHeaders(exchange.ctx, head.list);
+  if (head.contentLength !== undefined && !isStream) list.push('content-length', head.contentLength);
+  exchange.ctx.res.writeHead(status, list);
   exchange.toClient();
 }
