@@ -221,9 +221,12 @@ export function createApi(key: string) {
   const env = <T>(method: string, path: string, body?: unknown) => call<T>(key, method, path, body, true);
   const bare = <T>(method: string, path: string, body?: unknown) => call<T>(key, method, path, body, false);
   return {
-    /** The newest requests matching `filter`, `limit` of them, older than `before` when given. */
+    /**
+     * The newest requests matching `filter`, `limit` of them, older than `before` when given. No
+     * `sort`: the default order (created_at desc, id desc) is the one keyset paging follows.
+     */
     queryRequests: (filter: FilterNode, limit: number, before?: Cursor) =>
-      env<SvcRequest[]>('POST', '/v1/request/query', { filter, limit, sort: { created_at: 'desc' }, ...(before ? { before } : {}) }),
+      env<SvcRequest[]>('POST', '/v1/request/query', { filter, limit, ...(before ? { before } : {}) }),
     /** How many requests match `filter`. */
     countRequests: async (filter: FilterNode) => {
       const data = await env<number | { count: number }>('POST', '/v1/request/count', { filter });

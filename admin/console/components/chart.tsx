@@ -28,6 +28,11 @@ ChartJs.defaults.font.size = 11;
 /** Series colours, in order. */
 export const COLORS = ['#5b9cff', '#f5a524', '#3ecf8e', '#e5484d', '#a78bfa', '#22d3ee'];
 
+/** The options every chart shares, with the chart's own on top. */
+function withDefaults(options: ChartOptions<'line' | 'bar'> | undefined): ChartOptions<'line' | 'bar'> {
+  return { responsive: true, maintainAspectRatio: false, animation: false, interaction: { mode: 'index', intersect: false }, ...options };
+}
+
 /** Props: the chart type, its data and options, its title and the wrapper's `data-testid`. */
 export interface ChartProps {
   type: 'line' | 'bar';
@@ -47,7 +52,7 @@ export function Chart({ type, data, options, title, testid, height = 180 }: Char
     chart.current = new ChartJs(canvas.current!, {
       type,
       data,
-      options: { responsive: true, maintainAspectRatio: false, animation: false, interaction: { mode: 'index', intersect: false }, ...options },
+      options: withDefaults(options),
     });
     return () => {
       chart.current?.destroy();
@@ -61,7 +66,8 @@ export function Chart({ type, data, options, title, testid, height = 180 }: Char
     const c = chart.current;
     if (!c) return;
     c.data = data;
-    if (options) c.options = { ...c.options, ...options };
+    // A fresh plain object: spreading the chart's own (proxied) options back into it breaks chart.js.
+    c.options = withDefaults(options);
     c.update('none');
   }, [data, options]);
 

@@ -28,6 +28,13 @@ function attemptsOf(p: Record<string, string>): Array<Record<string, unknown>> {
   }
 }
 
+/** An attempt's value as text: fractional milliseconds to one decimal, objects as JSON. */
+function cell(v: unknown): string {
+  if (typeof v === 'number' && !Number.isInteger(v)) return v.toFixed(1);
+  if (v !== null && typeof v === 'object') return JSON.stringify(v);
+  return orDash(v as string | number | null | undefined);
+}
+
 function Attempts({ attempts }: { attempts: Array<Record<string, unknown>> }) {
   if (attempts.length === 0) return null;
   const keys = [...new Set(attempts.flatMap((a) => Object.keys(a)))];
@@ -46,7 +53,7 @@ function Attempts({ attempts }: { attempts: Array<Record<string, unknown>> }) {
           {attempts.map((a, i) => (
             <tr key={i}>
               {keys.map((k) => (
-                <td key={k}>{typeof a[k] === 'object' ? JSON.stringify(a[k]) : orDash(a[k] as string)}</td>
+                <td key={k}>{cell(a[k])}</td>
               ))}
             </tr>
           ))}

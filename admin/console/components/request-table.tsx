@@ -12,6 +12,8 @@ import type { RequestRow } from '../request-feed.ts';
 import { isTyping } from '../router.ts';
 
 const ROW_HEIGHT = 30;
+/** The sticky header's height: the rows start below it in the scroll container. */
+const HEAD_HEIGHT = 28;
 /** How many rows before the end the next page is asked for. */
 const PREFETCH_ROWS = 50;
 
@@ -38,6 +40,9 @@ function statusClass(status: number): string {
 /** Columns right-aligned as numbers. */
 const NUMERIC = new Set(['latency', 'ttft', 'in', 'out', 'cost']);
 
+/** Columns left out while a request is open beside the table. */
+const COMPACT_HIDDEN = new Set(['kind', 'ttft', 'in', 'out', 'user', 'props', 'score']);
+
 const COLUMNS: ColumnDef<RequestRow>[] = [
   { id: 'time', header: 'Time', size: 132, cell: (c) => formatTime(c.row.original.request_created_at) },
   { id: 'status', header: 'Status', size: 64, cell: (c) => <span className={statusClass(c.row.original.response_status)}>{c.row.original.response_status}</span> },
@@ -48,7 +53,7 @@ const COLUMNS: ColumnDef<RequestRow>[] = [
   { id: 'ttft', header: 'TTFT', size: 76, cell: (c) => formatMs(c.row.original.time_to_first_token) },
   { id: 'in', header: 'In', size: 72, cell: (c) => formatInt(c.row.original.prompt_tokens) },
   { id: 'out', header: 'Out', size: 72, cell: (c) => formatInt(c.row.original.completion_tokens) },
-  { id: 'cost', header: 'Cost', size: 84, cell: (c) => formatCost(c.row.original.cost) },
+  { id: 'cost', header: 'Cost', size: 100, cell: (c) => formatCost(c.row.original.cost) },
   { id: 'user', header: 'User', size: 120, cell: (c) => orDash(c.row.original.request_user_id) },
   { id: 'props', header: 'Properties', size: 220, cell: (c) => userProperties(c.row.original.properties) },
   { id: 'score', header: 'Score', size: 100, cell: (c) => scoreText(c.row.original.scores) },
@@ -66,13 +71,16 @@ export interface RequestTableProps {
 
 /** The virtualized, infinitely scrolling table. */
 export function RequestTable({ rows, done, loading, openId, onOpen, onLoadMore }: RequestTableProps) {
-  const table = useReactTable({ data: rows, columns: COLUMNS, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.request_id });
+  // Beside an open request the table narrows to the columns that tell rows apart at a glance.
+  const compact = openId !== null;
+  const columnVisibility = useMemo(() => (compact ? Object.fromEntries([...COMPACT_HIDDEN].map((id) => [id, false])) : {}), [compact]);
+  const table = useReactTable({ data: rows, columns: COLUMNS, state: { columnVisibility }, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.request_id });
   const scrollRef = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scrollRef.current, estimateSize: () => ROW_HEIGHT, overscan: 20 });
+  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scrollRef.current, estimateSize: () => ROW_HEIGHT, overscan: 20, scrollMargin: HEAD_HEIGHT });
   const [selected, setSelected] = useState(0);
   const items = virtualizer.getVirtualItems();
   const lastIndex = items.length ? items[items.length - 1]!.index : -1;
-  const template = useMemo(() => COLUMNS.map((c) => `${c.size}px`).join(' ') + ' 1fr', []);
+  const template = useMemo(() => COLUMNS.filter((c) => !compact || !COMPACT_HIDDEN.has(c.id!)).map((c) => `${c.size}px`).join(' ') + ' 1fr', [compact]);
 
   // Rows arriving on top must not move what the reader is looking at: keep the scroll position
   // and the selection on the same rows (unless the view is at the very top, where new rows show).
@@ -106,18 +114,19 @@ export function RequestTable({ rows, done, loading, openId, onOpen, onLoadMore }
   });
 
   const modelRows = table.getRowModel().rows;
+  // One scroll container holds the sticky header and the rows, so both scroll sideways together.
   return (
     <div className="rtable" role="table" aria-rowcount={rows.length}>
-      <div className="rtable-head" role="row" style={{ gridTemplateColumns: template }}>
-        {table.getFlatHeaders().map((h) => (
-          <div key={h.id} role="columnheader" className={NUMERIC.has(h.column.id) ? 'num' : ''}>
-            {flexRender(h.column.columnDef.header, h.getContext())}
-          </div>
-        ))}
-        <div />
-      </div>
       <div className="rtable-body" ref={scrollRef}>
-        <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+        <div className="rtable-head" role="row" style={{ gridTemplateColumns: template, height: HEAD_HEIGHT }}>
+          {table.getFlatHeaders().filter((h) => h.column.getIsVisible()).map((h) => (
+            <div key={h.id} role="columnheader" className={NUMERIC.has(h.column.id) ? 'num' : ''}>
+              {flexRender(h.column.columnDef.header, h.getContext())}
+            </div>
+          ))}
+          <div />
+        </div>
+        <div className="rtable-rows" style={{ height: virtualizer.getTotalSize() }}>
           {items.map((v) => {
             const row = modelRows[v.index]!;
             const id = row.original.request_id;
@@ -129,7 +138,7 @@ export function RequestTable({ rows, done, loading, openId, onOpen, onLoadMore }
                 className={cls}
                 data-testid="request-row"
                 data-request-id={id}
-                style={{ gridTemplateColumns: template, height: ROW_HEIGHT, transform: `translateY(${v.start}px)` }}
+                style={{ gridTemplateColumns: template, height: ROW_HEIGHT, transform: `translateY(${v.start - HEAD_HEIGHT}px)` }}
                 onClick={() => {
                   setSelected(v.index);
                   onOpen(id);

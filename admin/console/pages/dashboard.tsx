@@ -14,7 +14,9 @@ import { useSession } from '../session.tsx';
 
 const DASHBOARD_RANGES = ['1h', '24h', '7d', '30d'] as const;
 const REFRESH_MS = 30_000;
-const HORIZONTAL = { indexAxis: 'y' as const, plugins: { legend: { display: false } } };
+const HORIZONTAL = { indexAxis: 'y' as const };
+/** A chart of one series needs no legend: its title says what it is. */
+const SINGLE = { plugins: { legend: { display: false } } };
 
 function Totals({ data }: { data: DashboardData }) {
   const t = data.totals;
@@ -92,14 +94,14 @@ export function DashboardPage() {
       </header>
       {data && <Totals data={data} />}
       <div className="chart-grid">
-        <Chart type="line" title="Requests" testid="chart-requests" data={charts.requests} />
-        <Chart type="line" title="Errors" testid="chart-errors" data={charts.errors} />
+        <Chart type="line" title="Requests" testid="chart-requests" data={charts.requests} options={SINGLE} />
+        <Chart type="line" title="Errors" testid="chart-errors" data={charts.errors} options={SINGLE} />
         <Chart type="line" title="Tokens" testid="chart-tokens" data={charts.tokens} />
-        <Chart type="line" title="Cost (USD)" testid="chart-cost" data={charts.cost} />
+        <Chart type="line" title="Cost (USD)" testid="chart-cost" data={charts.cost} options={SINGLE} />
         <Chart type="line" title="Latency" testid="chart-latency" data={charts.latency} />
-        <Chart type="line" title="Time to first token" testid="chart-ttft" data={charts.ttft} />
+        <Chart type="line" title="Time to first token" testid="chart-ttft" data={charts.ttft} options={SINGLE} />
       </div>
-      <div className="chart-grid">
+      <div className="chart-grid two">
         <Breakdown title="By model" testid="chart-by-model" rows={b?.model ?? []} />
         <Breakdown title="By provider" testid="chart-by-provider" rows={b?.provider ?? []} />
         <Breakdown title="By API key" testid="chart-by-key" rows={b?.apiKey ?? []} />
