@@ -32,6 +32,19 @@ export async function goneFrom(page: Page, loc: Locator, what: string, timeoutMs
   throw new Error(`${what}: still shown after ${timeoutMs} ms${await bannerText(page)}`);
 }
 
+/**
+ * Polls `check` until it is true.
+ * @throws naming `what`, with the page's error banner when it shows one.
+ */
+export async function until(page: Page, what: string, check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await page.waitForTimeout(25);
+  }
+  throw new Error(`${what}: not so within ${timeoutMs} ms${await bannerText(page)}`);
+}
+
 /** The error banner's text, as a suffix for failure messages ('' when there is none). */
 async function bannerText(page: Page): Promise<string> {
   const banner = testId(page, 'error-banner');
