@@ -11,11 +11,12 @@
  * median per target, with the ratios c/a, c/b and c/b3. Results: bench/results/<scenario>.json and
  * bench/results/summary.json. See bench/README.md.
  *
- * Options: --scenario=a,b (default all: nonstream, stream, auth, observability, tokenlimit, streams, messages, responses)
+ * Options: --scenario=a,b (default all: nonstream, stream, auth, observability, tokenlimit, streams, messages, responses, console)
  * --duration=S (seconds per measured run, default 5) --rounds=N (3) --warmup=S (1)
  * --connections=N (50) --rate=N (500, the fixed-rate phases) --max-other-cpu=P (15: a measured run
  * during which other processes used more than P % of the machine is repeated, at most twice)
  * --quiet-wait=S (120: before each scenario, wait up to S s for the machine to be idle)
+ * --rows=N (1000000: request_log rows of the console scenario, bench/console.ts)
  * --profile (instead of measuring: loads only the gateway target of each named scenario with a V8
  * CPU profile of the gateway, bench/results/profiles/, and prints where its time goes per request).
  */
@@ -53,6 +54,7 @@ import {
   type Started,
   type Target,
 } from './lib.ts';
+import { consoleScenario } from './console.ts';
 import { report, snapshotSources, sourceMaps, summarize, type CpuProfile } from './profile.ts';
 
 /* ------------------------------------------------------------------------------------------------
@@ -71,6 +73,8 @@ interface Options {
   maxOtherCpuPct: number;
   /** Before each scenario, wait up to this long for the machine to be quiet (ms). */
   quietWaitMs: number;
+  /** request_log rows of the console scenario. */
+  rows: number;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -1049,6 +1053,10 @@ const SCENARIOS: Record<string, Scenario> = {
   streams: { description: '2,000 concurrent open streams; proxy RSS', run: openStreamsScenario },
   messages: { description: 'Anthropic Messages: passthrough throughput beside chat; translated streaming time to first byte', run: (o) => dialectScenario(o, MESSAGES_BENCH) },
   responses: { description: 'OpenAI Responses: passthrough throughput beside chat; translated streaming time to first byte', run: (o) => dialectScenario(o, RESPONSES_BENCH) },
+  console: {
+    description: "the console's Requests page on a large request log in headless Chromium: first page and keyset page",
+    run: (o) => consoleScenario({ rows: o.rows, loads: 7, pages: 5 }),
+  },
 };
 
 /* ------------------------------------------------------------------------------------------------
@@ -1067,11 +1075,12 @@ async function main(): Promise<void> {
       profile: { type: 'boolean' },
       'max-other-cpu': { type: 'string' },
       'quiet-wait': { type: 'string' },
+      rows: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
   if (values.help) {
-    console.log(`npm run bench -- [--scenario=${Object.keys(SCENARIOS).join(',')}] [--duration=5] [--rounds=3] [--warmup=1] [--connections=50] [--rate=500] [--max-other-cpu=15] [--quiet-wait=120] [--profile]`);
+    console.log(`npm run bench -- [--scenario=${Object.keys(SCENARIOS).join(',')}] [--duration=5] [--rounds=3] [--warmup=1] [--connections=50] [--rate=500] [--max-other-cpu=15] [--quiet-wait=120] [--rows=1000000] [--profile]`);
     return;
   }
   const num = (v: string | undefined, d: number, what: string) => {
@@ -1090,6 +1099,7 @@ async function main(): Promise<void> {
     profile: values.profile === true,
     maxOtherCpuPct: num(values['max-other-cpu'], 15, 'max-other-cpu'),
     quietWaitMs: num(values['quiet-wait'], 120, 'quiet-wait') * 1000,
+    rows: Math.max(1, Math.round(num(values.rows, 1_000_000, 'rows'))),
   };
   const names = values.scenario ? values.scenario.split(',').map((x) => x.trim()).filter(Boolean) : Object.keys(SCENARIOS);
   for (const n of names) if (!SCENARIOS[n]) throw new Error(`unknown scenario ${JSON.stringify(n)}; known: ${Object.keys(SCENARIOS).join(', ')}`);
