@@ -1,22 +1,33 @@
 /**
- * The filter tree of the `/v1` API (`POST /v1/request/query`, `POST /v1/experiment/dataset/random`):
+ * The filter tree of the `/v1` API (`POST /v1/request/query`, `/v1/request/count`,
+ * `/v1/dashboard/query`, `/v1/experiment/dataset` and `/v1/experiment/dataset/random`):
  * its validation (a superstruct struct naming the exact path of a mistake) and its compilation to a
  * parameterized SQL condition on `request_log r` with postgres.js fragments. Values only ever travel
  * as bind parameters; column names and operators come from fixed whitelists written out below.
  *
- * A node is `"all"`, a leaf `{request?: {...}, prompts_versions?: {...},
- * sessions_request_response_rmt?: {session_session_id?: {...}}}`, or a branch
- * `{left, operator: "and" | "or", right}` nested at most {@link MAX_FILTER_DEPTH} branches deep.
- * In a leaf, every field and every operator of a field AND together; an empty leaf matches all.
+ * A node is `"all"`, a leaf `{request?: {...}, response?: {...}, request_response_rmt?: {...},
+ * properties?: {<name>: {...}}, prompts_versions?: {...}, sessions_request_response_rmt?:
+ * {session_session_id?: {...}}}`, or a branch `{left, operator: "and" | "or", right}` nested at most
+ * {@link MAX_FILTER_DEPTH} branches deep. In a leaf, every field and every operator of a field AND
+ * together; an empty leaf matches all.
  *
- * Null semantics (documented behaviour): for `request.*` text fields a missing value (NULL) matches
- * `not-equals` and `not-contains` and nothing else. `prompts_versions.*` conditions match only
+ * `request_response_rmt.*` (the reference's Partial_RequestResponseRMTToOperators_, the fields this
+ * log stores) reads the request log's own columns: provider, model (the requested model, as
+ * `request.model`), user_id, status (HTTP status), latency (ms, `delay_ms`), time_to_first_token (ms),
+ * cost (USD), the token counts, request_created_at / response_created_at, request_id, target_url,
+ * prompt_id, prompt_version, and `properties: {<name>: text operators}` (the caller's
+ * `Svc-Property-<name>` values). The leaf's top-level `properties` is the same, and `response.status`
+ * / `response.model` the HTTP status and the model the provider answered with.
+ *
+ * Null semantics (documented behaviour): for `request.*`, `request_response_rmt.*`, `response.*` and
+ * `properties.*` fields a missing value (NULL, an absent property) matches `not-equals` and
+ * `not-contains` and nothing else. `prompts_versions.*` conditions match only
  * requests made with a prompt version (`request_log.prompt_version_id`) of the caller's organization.
  * `contains` / `not-contains` are case-insensitive substring tests (`%` and `_` in the value are
  * literal); `like` / `ilike` take a SQL LIKE pattern as given. `request.model` is the requested model
  * as the record shows it, without the `<provider>/` prefix (stored so, admin/ingest.ts), on every path.
  */
-import { define, type Struct } from 'superstruct';
+import { define, refine, string, type Struct } from 'superstruct';
 import { escapeLike, type Fragment, type Sql } from './db.ts';
 import { HttpError } from './http.ts';
 import { isUuid } from './validation.ts';
@@ -39,6 +50,8 @@ type TextOp = (typeof TEXT_OPERATORS)[number];
 type TimestampOp = (typeof TIMESTAMP_OPERATORS)[number];
 type NumberOp = (typeof NUMBER_OPERATORS)[number];
 type FieldKind = 'text' | 'timestamp' | 'number';
+/** A field's kind, or `properties`: an object of property name → text operators. */
+type MemberKind = FieldKind | 'properties';
 
 /** `request.*` fields and their kinds (the seed's Partial_RequestTableToOperators_). */
 export const REQUEST_FIELDS = {
@@ -72,6 +85,42 @@ export const SESSION_FIELDS = {
   session_session_id: 'text',
 } as const satisfies Record<string, FieldKind>;
 
+/**
+ * `request_response_rmt.*` fields and their kinds (the part of the reference's
+ * Partial_RequestResponseRMTToOperators_ this log stores); units: latency and time_to_first_token ms,
+ * cost USD, token counts tokens.
+ */
+export const RMT_FIELDS = {
+  provider: 'text',
+  model: 'text',
+  user_id: 'text',
+  status: 'number',
+  latency: 'number',
+  time_to_first_token: 'number',
+  cost: 'number',
+  prompt_tokens: 'number',
+  completion_tokens: 'number',
+  total_tokens: 'number',
+  prompt_cache_read_tokens: 'number',
+  prompt_cache_write_tokens: 'number',
+  request_created_at: 'timestamp',
+  response_created_at: 'timestamp',
+  request_id: 'text',
+  target_url: 'text',
+  prompt_id: 'text',
+  prompt_version: 'text',
+  properties: 'properties',
+} as const satisfies Record<string, MemberKind>;
+
+/** `response.*` fields (of the reference's Partial_ResponseTableToOperators_): the HTTP status and the model the provider answered with. */
+export const RESPONSE_FIELDS = {
+  status: 'number',
+  model: 'text',
+} as const satisfies Record<string, FieldKind>;
+
+/** Longest property name a `properties` filter accepts (characters). */
+export const MAX_PROPERTY_NAME = 1000;
+
 /** Operators of a text field: each present operator is a condition; they AND together. */
 export type TextOperators = Partial<Record<TextOp, string>>;
 /** Operators of a timestamp field (ISO-8601 strings). */
@@ -79,10 +128,21 @@ export type TimestampOperators = Partial<Record<TimestampOp, string>>;
 /** Operators of a number field. */
 export type NumberOperators = Partial<Record<NumberOp, number>>;
 
-/** A leaf: conditions on the request and on the prompt version it was made with. */
+/** Conditions on properties: property name → text operators (an absent property is NULL). */
+export type PropertyOperators = Record<string, TextOperators>;
+
+type OperatorsOf<K extends MemberKind> = K extends 'timestamp' ? TimestampOperators : K extends 'number' ? NumberOperators : K extends 'properties' ? PropertyOperators : TextOperators;
+
+/**
+ * A leaf: conditions on the request (`request`, `response`, `request_response_rmt`, `properties`),
+ * on the prompt version it was made with, and on its coding session.
+ */
 export interface FilterLeaf {
-  request?: { [K in keyof typeof REQUEST_FIELDS]?: (typeof REQUEST_FIELDS)[K] extends 'timestamp' ? TimestampOperators : TextOperators };
-  prompts_versions?: { [K in keyof typeof PROMPT_VERSION_FIELDS]?: (typeof PROMPT_VERSION_FIELDS)[K] extends 'number' ? NumberOperators : TextOperators };
+  request?: { [K in keyof typeof REQUEST_FIELDS]?: OperatorsOf<(typeof REQUEST_FIELDS)[K]> };
+  response?: { [K in keyof typeof RESPONSE_FIELDS]?: OperatorsOf<(typeof RESPONSE_FIELDS)[K]> };
+  request_response_rmt?: { [K in keyof typeof RMT_FIELDS]?: OperatorsOf<(typeof RMT_FIELDS)[K]> };
+  properties?: PropertyOperators;
+  prompts_versions?: { [K in keyof typeof PROMPT_VERSION_FIELDS]?: OperatorsOf<(typeof PROMPT_VERSION_FIELDS)[K]> };
   sessions_request_response_rmt?: { [K in keyof typeof SESSION_FIELDS]?: TextOperators };
 }
 /** A branch: both sides (`and`) or either side (`or`). */
@@ -131,6 +191,14 @@ export function parseIsoTimestamp(text: string): string | null {
   return `${y}-${mo}-${d}T${h}:${mi}:${s}${fraction}${offset}`;
 }
 
+/**
+ * Superstruct struct of an ISO-8601 date or date-time (see {@link parseIsoTimestamp}); the value
+ * stays the caller's text.
+ */
+export const IsoTimestampStruct: Struct<string, null> = refine(string(), 'timestamp', (v) =>
+  parseIsoTimestamp(v) === null ? `expected an ISO-8601 date or date-time, got ${JSON.stringify(v.slice(0, 100))}` : true,
+);
+
 /** True when a LIKE pattern ends with an unpaired escape character (PostgreSQL rejects those). */
 function endsWithEscape(pattern: string): boolean {
   let n = 0;
@@ -167,22 +235,53 @@ function describe(v: unknown): string {
   return `a ${typeof v}`;
 }
 
+/** Checks `{<property name>: text operators}` at `path`. */
+function checkProperties(value: unknown, path: Array<string | number>, budget: { conditions: number }): FilterProblem | null {
+  if (!isPlainObject(value)) return { path, message: `expected an object of property names, got ${describe(value)}` };
+  for (const [name, ops] of Object.entries(value)) {
+    const p = [...path, name];
+    if (name.length === 0) return { path: p, message: 'a property name must not be empty' };
+    if (name.length > MAX_PROPERTY_NAME) return { path: p, message: `a property name may be at most ${MAX_PROPERTY_NAME} characters` };
+    if (name.includes('\u0000')) return { path: p, message: 'must not contain the character U+0000' };
+    if (ops === undefined) continue;
+    const problem = checkOperators(ops, 'text', p, budget);
+    if (problem) return problem;
+  }
+  return null;
+}
+
+/** The members of a leaf: each a table of fields, or `properties`. */
+const LEAF_MEMBERS: Record<string, Record<string, MemberKind> | 'properties'> = {
+  request: REQUEST_FIELDS,
+  response: RESPONSE_FIELDS,
+  request_response_rmt: RMT_FIELDS,
+  properties: 'properties',
+  prompts_versions: PROMPT_VERSION_FIELDS,
+  sessions_request_response_rmt: SESSION_FIELDS,
+};
+const LEAF_SHAPE = `{${Object.keys(LEAF_MEMBERS).map((k) => `${k}?`).join(', ')}}`;
+
 function checkLeaf(node: Record<string, unknown>, path: Array<string | number>, budget: { conditions: number }): FilterProblem | null {
-  const tables = { request: REQUEST_FIELDS, prompts_versions: PROMPT_VERSION_FIELDS, sessions_request_response_rmt: SESSION_FIELDS } as const;
   for (const [table, fields] of Object.entries(node)) {
-    if (!own(tables, table)) {
+    if (!own(LEAF_MEMBERS, table)) {
       return {
         path: [...path, table],
-        message: 'unknown key; a filter node is "all", a leaf {request?, prompts_versions?, sessions_request_response_rmt?} or a branch {left, operator, right}',
+        message: `unknown key; a filter node is "all", a leaf ${LEAF_SHAPE} or a branch {left, operator, right}`,
       };
     }
     if (fields === undefined) continue;
+    const known = LEAF_MEMBERS[table]!;
+    if (known === 'properties') {
+      const problem = checkProperties(fields, [...path, table], budget);
+      if (problem) return problem;
+      continue;
+    }
     if (!isPlainObject(fields)) return { path: [...path, table], message: `expected an object of fields, got ${describe(fields)}` };
-    const known = tables[table as keyof typeof tables] as Record<string, FieldKind>;
     for (const [field, ops] of Object.entries(fields)) {
       if (!own(known, field)) return { path: [...path, table, field], message: `unknown field; expected one of ${Object.keys(known).join(', ')}` };
       if (ops === undefined) continue;
-      const problem = checkOperators(ops, known[field]!, [...path, table, field], budget);
+      const kind = known[field]!;
+      const problem = kind === 'properties' ? checkProperties(ops, [...path, table, field], budget) : checkOperators(ops, kind, [...path, table, field], budget);
       if (problem) return problem;
     }
   }
@@ -199,7 +298,7 @@ export function checkFilter(value: unknown): FilterProblem | null {
     if (++budget.nodes > MAX_FILTER_NODES) return { path, message: `a filter may hold at most ${MAX_FILTER_NODES} nodes` };
     if (node === 'all') return null;
     if (!isPlainObject(node)) {
-      return { path, message: `expected "all", a leaf {request?, prompts_versions?} or a branch {left, operator, right}, got ${typeof node === 'string' ? JSON.stringify(node) : describe(node)}` };
+      return { path, message: `expected "all", a leaf ${LEAF_SHAPE} or a branch {left, operator, right}, got ${typeof node === 'string' ? JSON.stringify(node) : describe(node)}` };
     }
     if (own(node, 'operator') || own(node, 'left') || own(node, 'right')) {
       if (depth >= MAX_FILTER_DEPTH) return { path, message: `filter nested deeper than ${MAX_FILTER_DEPTH} branches` };
@@ -289,13 +388,14 @@ function timestampCondition(sql: Sql, col: () => Fragment, op: TimestampOp, valu
   }
 }
 
-function numberCondition(sql: Sql, col: () => Fragment, op: NumberOp, value: number): Fragment {
+/** A number condition; `nullable` says a NULL value should satisfy `not-equals` rather than fail it. */
+function numberCondition(sql: Sql, col: () => Fragment, op: NumberOp, value: number, nullable: boolean): Fragment {
   const v = String(value);
   switch (op) {
     case 'equals':
       return sql`${col()} = ${v}::float8`;
     case 'not-equals':
-      return sql`${col()} <> ${v}::float8`;
+      return nullable ? sql`${col()} is distinct from ${v}::float8` : sql`${col()} <> ${v}::float8`;
     case 'gte':
       return sql`${col()} >= ${v}::float8`;
     case 'lte':
@@ -330,6 +430,34 @@ const SESSION_COLUMNS: Record<keyof typeof SESSION_FIELDS, Column> = {
   session_session_id: { kind: 'text', expr: (sql) => sql`r.session_id` },
 };
 
+/** `request_response_rmt.*` field → column of `request_log r` (`properties` is compiled apart). */
+const RMT_COLUMNS: Record<Exclude<keyof typeof RMT_FIELDS, 'properties'>, Column> = {
+  provider: { kind: 'text', expr: (sql) => sql`r.provider` },
+  model: { kind: 'text', expr: (sql) => sql`r.request_model` },
+  user_id: { kind: 'text', expr: (sql) => sql`r.user_id` },
+  status: { kind: 'number', expr: (sql) => sql`r.status` },
+  latency: { kind: 'number', expr: (sql) => sql`r.delay_ms` },
+  time_to_first_token: { kind: 'number', expr: (sql) => sql`r.time_to_first_token` },
+  cost: { kind: 'number', expr: (sql) => sql`r.cost_usd` },
+  prompt_tokens: { kind: 'number', expr: (sql) => sql`r.prompt_tokens` },
+  completion_tokens: { kind: 'number', expr: (sql) => sql`r.completion_tokens` },
+  total_tokens: { kind: 'number', expr: (sql) => sql`r.total_tokens` },
+  prompt_cache_read_tokens: { kind: 'number', expr: (sql) => sql`r.prompt_cache_read_tokens` },
+  prompt_cache_write_tokens: { kind: 'number', expr: (sql) => sql`r.prompt_cache_write_tokens` },
+  request_created_at: { kind: 'timestamp', expr: (sql) => sql`r.created_at` },
+  response_created_at: { kind: 'timestamp', expr: (sql) => sql`r.response_created_at` },
+  request_id: { kind: 'uuid', expr: (sql) => sql`r.id` },
+  target_url: { kind: 'text', expr: (sql) => sql`r.target_url` },
+  prompt_id: { kind: 'uuid', expr: (sql) => sql`r.prompt_id` },
+  prompt_version: { kind: 'text', expr: (sql) => sql`r.prompt_version` },
+};
+
+/** `response.*` field → column of `request_log r`. */
+const RESPONSE_COLUMNS: Record<keyof typeof RESPONSE_FIELDS, Column> = {
+  status: { kind: 'number', expr: (sql) => sql`r.status` },
+  model: { kind: 'text', expr: (sql) => sql`r.response_model` },
+};
+
 /** `prompts_versions.*` field → column of `prompt_version pv`. */
 const PROMPT_VERSION_COLUMNS: Record<keyof typeof PROMPT_VERSION_FIELDS, Column> = {
   minor_version: { kind: 'number', expr: (sql) => sql`pv.minor_version` },
@@ -347,7 +475,7 @@ function fieldConditions(sql: Sql, columns: Record<string, Column>, fields: Reco
     const col = () => column.expr(sql);
     for (const [op, value] of Object.entries(ops)) {
       if (value === undefined) continue;
-      if (column.kind === 'number') out.push(numberCondition(sql, col, op as NumberOp, value as number));
+      if (column.kind === 'number') out.push(numberCondition(sql, col, op as NumberOp, value as number, nullable));
       else if (column.kind === 'timestamp') out.push(timestampCondition(sql, col, op as TimestampOp, value as string));
       else if (column.kind === 'uuid') out.push(uuidCondition(sql, col, op as TextOp, value as string, nullable));
       else out.push(textCondition(sql, col, op as TextOp, value as string, nullable));
@@ -355,6 +483,22 @@ function fieldConditions(sql: Sql, columns: Record<string, Column>, fields: Reco
   }
   return out;
 }
+
+/** Conditions on the stored properties (`r.properties ->> name`; an absent property is NULL). */
+function propertyConditions(sql: Sql, properties: Record<string, Record<string, unknown> | undefined>): Fragment[] {
+  const out: Fragment[] = [];
+  for (const [name, ops] of Object.entries(properties)) {
+    if (!ops) continue;
+    const col = () => sql`(r.properties ->> ${name}::text)`;
+    for (const [op, value] of Object.entries(ops)) {
+      if (value === undefined) continue;
+      out.push(textCondition(sql, col, op as TextOp, value as string, true));
+    }
+  }
+  return out;
+}
+
+type Fields = Record<string, Record<string, unknown>>;
 
 function compileNode(sql: Sql, node: FilterNode, depth: number): Fragment {
   if (depth > MAX_FILTER_DEPTH) throw new HttpError(400, `filter nested deeper than ${MAX_FILTER_DEPTH} branches`);
@@ -364,9 +508,14 @@ function compileNode(sql: Sql, node: FilterNode, depth: number): Fragment {
     const right = compileNode(sql, node.right, depth + 1);
     return node.operator === 'and' ? sql`(${left} and ${right})` : sql`(${left} or ${right})`;
   }
-  const parts = fieldConditions(sql, REQUEST_COLUMNS, (node.request ?? {}) as Record<string, Record<string, unknown>>, true);
-  parts.push(...fieldConditions(sql, SESSION_COLUMNS, (node.sessions_request_response_rmt ?? {}) as Record<string, Record<string, unknown>>, true));
-  const pvParts = fieldConditions(sql, PROMPT_VERSION_COLUMNS, (node.prompts_versions ?? {}) as Record<string, Record<string, unknown>>, false);
+  const parts = fieldConditions(sql, REQUEST_COLUMNS, (node.request ?? {}) as Fields, true);
+  parts.push(...fieldConditions(sql, RESPONSE_COLUMNS, (node.response ?? {}) as Fields, true));
+  const { properties: rmtProperties, ...rmt } = node.request_response_rmt ?? {};
+  parts.push(...fieldConditions(sql, RMT_COLUMNS, rmt as Fields, true));
+  parts.push(...propertyConditions(sql, (rmtProperties ?? {}) as Fields));
+  parts.push(...propertyConditions(sql, (node.properties ?? {}) as Fields));
+  parts.push(...fieldConditions(sql, SESSION_COLUMNS, (node.sessions_request_response_rmt ?? {}) as Fields, true));
+  const pvParts = fieldConditions(sql, PROMPT_VERSION_COLUMNS, (node.prompts_versions ?? {}) as Fields, false);
   if (pvParts.length > 0) {
     parts.push(sql`exists (
       select 1 from prompt_version pv

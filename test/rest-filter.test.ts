@@ -289,7 +289,7 @@ describe('filter: validation', () => {
     [42, /filter: expected "all"/],
     [null, /filter/],
     [[], /filter: expected/],
-    [{ response: {} }, /filter\.response: unknown key/],
+    [{ feedback: {} }, /filter\.feedback: unknown key/],
     [{ request: { nope: { equals: 'x' } } }, /filter\.request\.nope: unknown field/],
     [{ request: { prompt: { startsWith: 'x' } } }, /filter\.request\.prompt\.startsWith: unknown text operator/],
     [{ request: { prompt: { equals: 5 } } }, /filter\.request\.prompt\.equals: expected a string/],
