@@ -348,6 +348,16 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
       errors: [404],
     },
   },
+  '/v1/prompt-2025/promote': {
+    post: {
+      id: 'PromotePrompt2025Version',
+      tag: 'Prompt2025',
+      summary: "Moves an environment's label onto an existing version of the prompt (production also sets the prompt's production version). Bare response.",
+      body: obj({ promptId: str, promptVersionId: str, environment: { type: 'string', minLength: 1, maxLength: 100 } }, ['promptId', 'promptVersionId', 'environment']),
+      ok: ref('VersionId'),
+      errors: [404],
+    },
+  },
   '/v1/prompt-2025/{promptId}': {
     delete: { id: 'DeletePrompt2025', tag: 'Prompt2025', summary: 'Deletes the prompt, its versions and their input records. Answers the JSON value null.', params: ['promptId'], ok: nullValue },
   },

@@ -10,6 +10,9 @@
  *   New major = highest major + 1, minor 0; new minor = the base's major, highest minor of that
  *   major + 1. `environment` moves that label to the new version (`production` also sets the
  *   prompt's production version). Updates of one prompt serialize on a row lock of the prompt.
+ * - `POST /v1/prompt-2025/promote` {promptId, promptVersionId, environment} → `{id}`: moves the
+ *   environment's label onto that existing version (`production` also sets the prompt's production
+ *   version); 400 when the version is not one of the prompt's.
  * - `DELETE /v1/prompt-2025/{promptId}` → `null`: deletes the prompt, its versions and labels, and
  *   the prompt inputs recorded on its requests.
  * - `POST /v1/prompt-2025/query` {search?, tagsFilter?, page?, pageSize?} → Prompt2025[].
@@ -24,7 +27,7 @@ import type { Sql } from '../../db.ts';
 import { auth, HttpError } from '../../http.ts';
 import { notifyPromptChanged } from '../../prompt-store.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
-import { CreatePrompt2025Body, EnvironmentVersionBody, QueryPrompts2025Body, QueryVersionsBody, UpdatePrompt2025Body } from './schema.ts';
+import { CreatePrompt2025Body, EnvironmentVersionBody, PromotePrompt2025Body, QueryPrompts2025Body, QueryVersionsBody, UpdatePrompt2025Body } from './schema.ts';
 import {
   createPrompt2025,
   deletePrompt2025,
@@ -32,6 +35,7 @@ import {
   findPrompt2025,
   listVersions,
   notFound,
+  promoteVersion2025,
   promptExists,
   queryPrompts2025,
   updatePrompt2025,
@@ -88,6 +92,14 @@ export function prompt2025Routes(router: Router, sql: Sql, maxBodyBytes: number)
     const created = await updatePrompt2025(sql, organizationId, body);
     await notifyPromptChanged(sql, organizationId, body.promptId.toLowerCase());
     bare(ctx, created);
+  });
+
+  router.post('/v1/prompt-2025/promote', async (ctx) => {
+    const body = await readSafeBody(ctx, PromotePrompt2025Body, maxBodyBytes);
+    const organizationId = auth(ctx).organizationId;
+    const promoted = await promoteVersion2025(sql, organizationId, body);
+    await notifyPromptChanged(sql, organizationId, body.promptId.toLowerCase());
+    bare(ctx, promoted);
   });
 
   router.delete('/v1/prompt-2025/:promptId', async (ctx) => {

@@ -72,3 +72,5 @@ export const QueryPrompts2025Body = type({
 export const QueryVersionsBody = type({ promptId: Text, majorVersion: optional(max(min(integer(), 0), 2_147_483_647)) });
 /** Body of `POST /v1/prompt-2025/query/environment-version`. */
 export const EnvironmentVersionBody = type({ promptId: Text, environment: EnvironmentName });
+/** Body of `POST /v1/prompt-2025/promote`: which version gets which environment's label. */
+export const PromotePrompt2025Body = type({ promptId: Text, promptVersionId: Text, environment: EnvironmentName });

@@ -1,6 +1,6 @@
 /**
  * The SQL of prompt-2025s (kind '2025' in `prompt`, versions in `prompt_version`, environment labels
- * in `prompt_environment`): creation, versioning, deletion, and the reads. Every statement is scoped
+ * in `prompt_environment`): creation, versioning, promotion, deletion, and the reads. Every statement is scoped
  * to one organization and to kind '2025'.
  */
 import { escapeLike, type Fragment, type Sql } from '../../db.ts';
@@ -124,6 +124,36 @@ export async function updatePrompt2025(
       await tx`update prompt set updated_at = now() where id = ${promptId}`;
     }
     return { id: v!.id };
+  }) as Promise<{ id: string }>;
+}
+
+/**
+ * Moves environment label `environment` onto an existing version of prompt-2025 `promptId`
+ * (`production` also sets the prompt's production version), in one transaction holding the
+ * prompt's row lock, as version updates do.
+ * @throws {HttpError} 404 unknown prompt; 400 when the version is not a version of the prompt.
+ */
+export async function promoteVersion2025(
+  sql: Sql,
+  organizationId: string,
+  input: { promptId: string; promptVersionId: string; environment: string },
+): Promise<{ id: string }> {
+  const promptId = input.promptId.toLowerCase();
+  const versionId = input.promptVersionId.toLowerCase();
+  return sql.begin(async (t) => {
+    const tx = t as unknown as Sql;
+    if (!(await promptExists(tx, organizationId, promptId, true))) throw notFound(input.promptId);
+    const [version] = isUuid(versionId) ? await tx<{ id: string }[]>`select id from prompt_version where id = ${versionId} and prompt_id = ${promptId}` : [];
+    if (!version) throw new HttpError(400, `invalid body: promptVersionId: ${JSON.stringify(input.promptVersionId)} is not a version of prompt ${promptId}`);
+    await tx`
+      insert into prompt_environment (prompt_id, environment, version_id) values (${promptId}, ${input.environment}, ${versionId})
+      on conflict (prompt_id, environment) do update set version_id = excluded.version_id, updated_at = now()`;
+    if (input.environment === 'production') {
+      await tx`update prompt set production_version_id = ${versionId}, updated_at = now() where id = ${promptId}`;
+    } else {
+      await tx`update prompt set updated_at = now() where id = ${promptId}`;
+    }
+    return { id: versionId };
   }) as Promise<{ id: string }>;
 }
 
