@@ -44,6 +44,7 @@ const CONSOLE_INDEX = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="dark">
 <title>svc gateway console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/app.css">
 <script type="module" src="/app.js"></script>
 </head>

@@ -2,10 +2,14 @@
  * Datasets: the organization's datasets (newest first) and the rows of the open one. A dataset is
  * made on the Requests page from its current filter.
  */
+import { useEffect } from 'react';
 import { formatTime } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 import { navigate, routeHash } from '../router.ts';
 import { useSession } from '../session.tsx';
+
+/** How often the list of datasets is read again (ms). */
+const REFRESH_MS = 2_000;
 
 /** A short preview of a request body: its model and the last message's text. */
 function preview(body: unknown): string {
@@ -50,7 +54,12 @@ function DatasetRows({ id }: { id: string }) {
 /** Props: the open dataset's id (from the route), if any. */
 export function DatasetsPage({ openId }: { openId: string | null }) {
   const { api } = useSession();
-  const { data: datasets } = useLoad(() => api.listDatasets(), [api]);
+  const { data: datasets, reload } = useLoad(() => api.listDatasets(), [api]);
+  // A dataset asked for on the Requests page may land after this page opened: keep the list fresh.
+  useEffect(() => {
+    const t = setInterval(reload, REFRESH_MS);
+    return () => clearInterval(t);
+  }, [reload]);
   const open = datasets?.find((d) => d.id === openId);
   return (
     <div className="page split">
