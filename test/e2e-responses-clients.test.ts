@@ -136,6 +136,28 @@ describe('the Vercel AI SDK default provider (openai(model) calls the Responses 
     assert.deepEqual(req.body.messages.at(-1), { role: 'user', content: 'What is the capital of France?' });
   });
 
+  test('a second turn, translated: the SDK names its earlier answer by item_reference (store on, its default), and Groq gets the answer itself', async () => {
+    const first = await generateText({ model: aiSdk()(`groq/${GROQ_MODEL}`), prompt: 'What is the capital of France?', maxRetries: 0 });
+    await clearUpstream();
+    const second = await generateText({
+      model: aiSdk()(`groq/${GROQ_MODEL}`),
+      messages: [{ role: 'user', content: 'What is the capital of France?' }, ...first.response.messages, { role: 'user', content: 'And of Germany?' }],
+      maxRetries: 0,
+    });
+    assert.equal(second.text, CHAT_TEXT);
+    const req = await onlyUpstream('/openai/v1/chat/completions');
+    assert.deepEqual(
+      req.body.messages.map((m: Json) => [m.role, m.content]),
+      [
+        ['user', 'What is the capital of France?'],
+        ['assistant', CHAT_TEXT],
+        ['user', 'And of Germany?'],
+      ],
+    );
+    const record = await fetchRecord(stack, second.response.headers!['svc-id']!);
+    assert.ok(JSON.stringify(record).includes('item_reference'), 'the log keeps what the client sent');
+  });
+
   test('streamText, translated: the chat stream becomes Responses events the SDK reads token by token', async () => {
     await clearUpstream();
     const s = streamText({ model: aiSdk()(`groq/${GROQ_MODEL}`), prompt: 'What is the capital of the UK?', maxRetries: 0 });

@@ -165,6 +165,34 @@ describe('previous_response_id', () => {
   });
 });
 
+describe('item_reference to an item the gateway made', () => {
+  const store = gw.responseStore as MemoryResponseStore;
+  const hex = '0123456789abcdef0123456789abcdef';
+  const answer = { id: `msg_${hex}_0`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Paris.' }] };
+  const ref = (id: string) => ({ type: 'item_reference', id });
+  const user = (text: string) => ({ role: 'user', content: text });
+
+  test('replaced by the item itself (as the AI SDK sends its earlier answers with store on); other references kept', () => {
+    store.put(`resp_${hex}`, { kind: 'made', org: '', provider: 'groq', response: { id: `resp_${hex}`, output: [answer] }, input: [] });
+    const input = [user('Capital of France?'), ref(`msg_${hex}_0`), ref('msg_openai_kept'), ref(`msg_${hex}_7`), user('And Germany?')];
+    const ctx = chosen({ path: '/ai/responses', body: { model: 'groq/llama-3.3-70b-versatile', input } });
+    assert.equal(responsesHistory(ctx), undefined, 'synchronous with the in-memory store');
+    assert.deepEqual((ctx.body as Record<string, any>).input, [user('Capital of France?'), answer, ref('msg_openai_kept'), ref(`msg_${hex}_7`), user('And Germany?')]);
+    assert.deepEqual((ctx.clientBody as Record<string, any>).input, input, "the client's body is logged as sent");
+  });
+
+  test("another organization's item stays a reference (the translator refuses it); a request without references passes untouched", () => {
+    const other = 'fedcba9876543210fedcba9876543210';
+    store.put(`resp_${other}`, { kind: 'made', org: 'org-2', provider: 'groq', response: { id: `resp_${other}`, output: [{ ...answer, id: `msg_${other}_0` }] }, input: [] });
+    const ctx = chosen({ path: '/ai/responses', body: { model: 'groq/llama-3.3-70b-versatile', input: [ref(`msg_${other}_0`)] } });
+    responsesHistory(ctx);
+    assert.deepEqual((ctx.body as Record<string, any>).input, [ref(`msg_${other}_0`)]);
+    const plain = chosen({ path: '/ai/responses', body: { model: 'groq/llama-3.3-70b-versatile', input: [user('hi')] } });
+    responsesHistory(plain);
+    assert.equal(plain.body, plain.clientBody);
+  });
+});
+
 test('previous_response_id with a store that cannot be read: 503 response_store_unavailable', async () => {
   const down = makeRuntime({ env: { GROQ_API_KEY: 'gsk-test' } });
   const store = new RedisResponseStore({ url: 'redis://127.0.0.1:1', timeoutMs: 200 }, null);

@@ -16,7 +16,9 @@
  * The 404 is OpenAI's: `{"error": {"message": "Previous response with id '…' not found.", "type":
  * "invalid_request_error", "param": "previous_response_id", "code": "previous_response_not_found"}}`.
  * A token count (`…/responses/input_tokens`) is served the same way, so the count is of the whole
- * conversation. Requests without the member, and other kinds, pass at once.
+ * conversation. Before that, each `item_reference` in the request's `input` that names an output
+ * item of a response the gateway made for this organization is replaced by the item itself
+ * (../response-store/item-references.ts). Requests with neither, and other kinds, pass at once.
  * Source: OpenAI API reference, "Responses" → "Create a model response" (`previous_response_id`,
  * `instructions`), and the guide "Conversation state".
  */
@@ -24,6 +26,7 @@ import { INPUT_TOKENS_KIND, RESPONSES_KIND } from '../endpoints/index.ts';
 import type { Json } from '../endpoints/types.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext } from '../pipeline/context.ts';
+import { referencedResponses, replaceReferences } from '../response-store/item-references.ts';
 import { inputItemsOf } from '../response-store/items.ts';
 import { ownEntry, type StoredEntry } from '../response-store/index.ts';
 import { storeUnavailable } from './stored-response.ts';
@@ -34,25 +37,40 @@ function previousNotFound(id: string, why = ''): GatewayError {
 }
 
 /**
- * Nothing for a request without `previous_response_id`; else the store's entry decides (see the
- * module comment), synchronously with the in-memory store and as a Promise with Redis.
+ * Nothing for a request without `previous_response_id` or a gateway-made item reference; else the
+ * store's entries decide (see the module comment), synchronously with the in-memory store and as a
+ * Promise with Redis.
  * @throws {GatewayError} 404 `previous_response_not_found`; 503 `response_store_unavailable` (as a
  *   rejection) when Redis cannot be read.
  */
 export function responsesHistory(ctx: RequestContext): void | Promise<void> {
   if (ctx.kind !== RESPONSES_KIND && ctx.kind !== INPUT_TOKENS_KIND) return;
-  const id = (ctx.body as Json).previous_response_id;
-  if (typeof id !== 'string' || id === '') return;
-  const found = ctx.gw.responseStore.get(id);
-  if (found instanceof Promise) {
-    return found.then(
-      (entry) => continueFrom(ctx, id, entry),
+  const body = ctx.body as Json;
+  const previous = typeof body.previous_response_id === 'string' && body.previous_response_id !== '' ? body.previous_response_id : null;
+  const referenced = referencedResponses(body.input);
+  if (previous === null && referenced === null) return;
+  const ids = previous === null ? referenced! : [previous, ...(referenced ?? [])];
+  const store = ctx.gw.responseStore;
+  const found = ids.map((id) => store.get(id));
+  if (found.some((entry) => entry instanceof Promise)) {
+    return Promise.all(found).then(
+      (entries) => applyHistory(ctx, ids, entries, previous),
       (err: unknown) => {
         throw storeUnavailable(err);
       },
     );
   }
-  continueFrom(ctx, id, found);
+  applyHistory(ctx, ids, found as Array<StoredEntry | null>, previous);
+}
+
+/** Puts referenced items in their place, then continues from `previous` (`entries[i]` is `ids[i]`'s). */
+function applyHistory(ctx: RequestContext, ids: string[], entries: Array<StoredEntry | null>, previous: string | null): void {
+  const body = ctx.body as Json;
+  if (Array.isArray(body.input) && ids.length > (previous === null ? 0 : 1)) {
+    const byId = new Map(ids.map((id, i) => [id, entries[i]!] as const));
+    ctx.body = { ...body, input: replaceReferences(body.input, byId, ctx.key?.organizationId ?? '') } as unknown as RequestContext['body'];
+  }
+  if (previous !== null) continueFrom(ctx, previous, entries[0]!);
 }
 
 /** Applies what the store knows of `id` to the request (see the module comment). */

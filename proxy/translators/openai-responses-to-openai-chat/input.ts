@@ -27,7 +27,9 @@
  *   messages, after a text part `Attachments of tool result <call_id>:`, and the tool message says they follow.
  * - tool call ids go to Mistral as 9 alphanumeric characters (../shared/tool-call-ids.ts), the same in a call and its
  *   output.
- * - `item_reference` is refused (400): it names an item OpenAI stored, which only OpenAI can resolve. Items of hosted
+ * - `item_reference` is refused (400): one that names an item the gateway made was already replaced by the item
+ *   (../../stages/responses-history.ts), so what is left names an item OpenAI stored, or one the gateway no longer
+ *   keeps, which only OpenAI can resolve. Items of hosted
  *   tools (`web_search_call`, `file_search_call`, `computer_call`, `code_interpreter_call`, `image_generation_call`,
  *   `local_shell_call`, `mcp_call`, …), `compaction` items and any other type are removed and recorded: the provider
  *   ran none of those tools and cannot read their results' form.
@@ -111,7 +113,7 @@ function addItem(c: Conversation, item: Record<string, unknown>, path: string): 
     case 'reasoning':
       return addReasoning(c, item, path);
     case 'item_reference':
-      throw badRequest(`${path}: an item_reference names an item OpenAI stored; send the item itself`, path);
+      throw badRequest(`${path}: an item_reference names an item this provider cannot read (one OpenAI stored, or one the gateway no longer keeps); send the item itself`, path);
     default:
       if (typeof type !== 'string') throw badRequest(`${path}.type must be a string`, `${path}.type`);
       c.b.removed.push(path);
