@@ -17,6 +17,9 @@ import { MAX_ENTRY_BYTES } from '../response-store/types.ts';
 const FIRST_ID = /"id"\s*:\s*"([A-Za-z0-9_-]{1,200})"/;
 /** How much of the first piece is searched for the id (bytes). */
 const ID_WINDOW = 4096;
+/** The member name searched for in the bytes, and how many bytes from it are decoded (name, spaces, a 200-character id). */
+const ID_MEMBER = Buffer.from('"id"');
+const ID_SPAN = 256;
 /** The events whose `response` is final and kept. */
 const FINAL = new Set(['response.completed', 'response.incomplete']);
 
@@ -57,7 +60,9 @@ export class ResponseCapture {
     }
     if (this.relayed) {
       this.done = true;
-      this.id = FIRST_ID.exec(chunk.toString('latin1', 0, Math.min(ID_WINDOW, chunk.length)))?.[1] ?? null;
+      // Decode only from the first `"id"` on (the id is at most 200 characters past it), not the whole piece.
+      const at = chunk.indexOf(ID_MEMBER);
+      this.id = at < 0 || at >= ID_WINDOW ? null : (FIRST_ID.exec(chunk.toString('latin1', at, Math.min(at + ID_SPAN, chunk.length)))?.[1] ?? null);
       return this.id !== null;
     }
     if (this.parser) {
