@@ -26,7 +26,9 @@ export function lineData(points: DashboardPoint[], spanMs: number, series: Serie
       borderColor: COLORS[i % COLORS.length],
       backgroundColor: `${COLORS[i % COLORS.length]}33`,
       fill: series.length === 1,
-      pointRadius: 0,
+      // Dots while buckets are few (a lone bucket is a dot, not an invisible line); lines across empty buckets.
+      pointRadius: points.length > 90 ? 0 : 2,
+      spanGaps: true,
       borderWidth: 1.5,
       tension: 0.2,
     })),

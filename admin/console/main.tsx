@@ -3,6 +3,9 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app.tsx';
 import './styles.css';
+import { applyTheme, currentTheme } from './theme.ts';
+
+applyTheme(currentTheme());
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

@@ -20,8 +20,6 @@ import {
 import { useEffect, useRef } from 'react';
 
 ChartJs.register(BarController, BarElement, CategoryScale, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip);
-ChartJs.defaults.color = '#9aa4b2';
-ChartJs.defaults.borderColor = 'rgba(255,255,255,0.07)';
 ChartJs.defaults.font.family = getComputedStyle(document.documentElement).fontFamily || 'system-ui, sans-serif';
 ChartJs.defaults.font.size = 11;
 
@@ -30,7 +28,12 @@ export const COLORS = ['#5b9cff', '#f5a524', '#3ecf8e', '#e5484d', '#a78bfa', '#
 
 /** The options every chart shares, with the chart's own on top. */
 function withDefaults(options: ChartOptions<'line' | 'bar'> | undefined): ChartOptions<'line' | 'bar'> {
-  return { responsive: true, maintainAspectRatio: false, animation: false, interaction: { mode: 'index', intersect: false }, ...options };
+  // Counts and costs start at zero; time labels stay level and thin out instead of slanting.
+  const scales =
+    options?.indexAxis === 'y'
+      ? { x: { beginAtZero: true, ticks: { precision: 0 } } }
+      : { x: { ticks: { maxRotation: 0, autoSkipPadding: 16 } }, y: { beginAtZero: true } };
+  return { responsive: true, maintainAspectRatio: false, animation: false, interaction: { mode: 'index', intersect: false }, scales, ...options };
 }
 
 /** Props: the chart type, its data and options, its title and the wrapper's `data-testid`. */
@@ -49,6 +52,10 @@ export function Chart({ type, data, options, title, testid, height = 180 }: Char
   const chart = useRef<ChartJs<'line' | 'bar'> | null>(null);
 
   useEffect(() => {
+    // Axis text and grid lines in the theme's colours, read when the chart is made.
+    const css = getComputedStyle(document.documentElement);
+    ChartJs.defaults.color = css.getPropertyValue('--muted').trim() || '#8791a0';
+    ChartJs.defaults.borderColor = css.getPropertyValue('--row-line').trim() || 'rgba(255,255,255,0.07)';
     chart.current = new ChartJs(canvas.current!, {
       type,
       data,

@@ -17,6 +17,11 @@ const REFRESH_MS = 30_000;
 const HORIZONTAL = { indexAxis: 'y' as const };
 /** A chart of one series needs no legend: its title says what it is. */
 const SINGLE = { plugins: { legend: { display: false } } };
+/** The cost chart: one series, dollars on its axis. */
+const COST = {
+  ...SINGLE,
+  scales: { x: { ticks: { maxRotation: 0, autoSkipPadding: 16 } }, y: { beginAtZero: true, ticks: { callback: (v: string | number) => formatCost(Number(v)) } } },
+};
 
 function Totals({ data }: { data: DashboardData }) {
   const t = data.totals;
@@ -97,7 +102,7 @@ export function DashboardPage() {
         <Chart type="line" title="Requests" testid="chart-requests" data={charts.requests} options={SINGLE} />
         <Chart type="line" title="Errors" testid="chart-errors" data={charts.errors} options={SINGLE} />
         <Chart type="line" title="Tokens" testid="chart-tokens" data={charts.tokens} />
-        <Chart type="line" title="Cost (USD)" testid="chart-cost" data={charts.cost} options={SINGLE} />
+        <Chart type="line" title="Cost (USD)" testid="chart-cost" data={charts.cost} options={COST} />
         <Chart type="line" title="Latency" testid="chart-latency" data={charts.latency} />
         <Chart type="line" title="Time to first token" testid="chart-ttft" data={charts.ttft} options={SINGLE} />
       </div>
