@@ -3,9 +3,9 @@
  * here; the runtime they share; the HTTP server. Nothing per request happens in this file.
  *
  *   route → authenticate → rate-limit → stored-response (the Responses API's GET/DELETE …/responses/{id})
- *         → read-body → validate → resolve-prompt → token-limit
- *         → choose-provider → responses-history (previous_response_id) → count-tokens (the gateway's
- *         own count) → translate → forward
+ *         → read-body → validate → resolve-prompt → responses-history (previous_response_id,
+ *         item references) → token-limit → choose-provider → previous-response-provider
+ *         → count-tokens (the gateway's own count) → translate → forward
  *         ⇢ provider ⇢ response (passthrough, mapped, retry)
  *         → observers: metrics, access log, response store, log record
  *
@@ -37,7 +37,7 @@ import { forward } from './stages/forward.ts';
 import { rateLimit } from './stages/rate-limit.ts';
 import { readBody } from './stages/read-body.ts';
 import { resolvePrompt } from './stages/resolve-prompt.ts';
-import { responsesHistory } from './stages/responses-history.ts';
+import { previousResponseProvider, responsesHistory } from './stages/responses-history.ts';
 import { route } from './stages/route.ts';
 import { storedResponse } from './stages/stored-response.ts';
 import { tokenLimit } from './stages/token-limit.ts';
@@ -75,9 +75,10 @@ export function requestPipeline(features: Features, rateLimiter: RateLimiter | n
       readBody,
       validate,
       resolvePrompt,
+      responsesHistory,
       tokenLimit,
       chooseProvider,
-      responsesHistory,
+      previousResponseProvider,
       countTokensLocally,
       translate,
       forward,

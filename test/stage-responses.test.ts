@@ -13,7 +13,7 @@ import { sessionIdOf } from '../proxy/observers/log-record.ts';
 import { SUSPEND } from '../proxy/pipeline/pipeline.ts';
 import { MemoryResponseStore, RedisResponseStore } from '../proxy/response-store/index.ts';
 import { chooseProvider } from '../proxy/stages/choose-provider.ts';
-import { responsesHistory } from '../proxy/stages/responses-history.ts';
+import { previousResponseProvider, responsesHistory } from '../proxy/stages/responses-history.ts';
 import { route } from '../proxy/stages/route.ts';
 import { storedResponse } from '../proxy/stages/stored-response.ts';
 import { tokenLimit } from '../proxy/stages/token-limit.ts';
@@ -145,22 +145,49 @@ describe('previous_response_id', () => {
     assert.notEqual(ctx.body, ctx.clientBody, "the client's body is logged as sent");
   });
 
+  /** responses-history, then (once the provider is chosen) previous-response-provider. */
+  const history = (ctx: ReturnType<typeof chosen>) => {
+    responsesHistory(ctx);
+    previousResponseProvider(ctx);
+  };
+
   test('another organization’s response, or an unknown id on a translated provider: OpenAI’s 404', () => {
     store.put('resp_foreign', made('org-2'));
     store.put('resp_relayed', { kind: 'relayed', org: '', provider: 'openai' });
     for (const id of ['resp_foreign', 'resp_nowhere', 'resp_relayed']) {
       const ctx = chosen({ path: '/ai/responses', body: { model: 'groq/llama-3.3-70b-versatile', previous_response_id: id, input: 'x' } });
-      assert.throws(() => responsesHistory(ctx), refusal(404, 'previous_response_not_found', 'previous_response_id'), id);
+      assert.throws(() => history(ctx), refusal(404, 'previous_response_not_found', 'previous_response_id'), id);
     }
+    const relayed = chosen({ path: '/ai/responses', body: { model: 'groq/llama-3.3-70b-versatile', previous_response_id: 'resp_relayed', input: 'x' } });
+    assert.throws(() => history(relayed), /It is kept by openai/);
     const foreignOnOpenAI = chosen({ body: { model: 'gpt-4.1', previous_response_id: 'resp_foreign', input: 'x' } });
-    assert.throws(() => responsesHistory(foreignOnOpenAI), refusal(404, 'previous_response_not_found'), "not even through the gateway's OpenAI key");
+    assert.throws(() => responsesHistory(foreignOnOpenAI), refusal(404, 'previous_response_not_found'), "not even through the gateway's OpenAI key, before a provider is chosen");
   });
 
   test('to OpenAI, an id it may know goes on untouched', () => {
     for (const id of ['resp_nowhere', 'resp_relayed']) {
       const ctx = chosen({ body: { model: 'gpt-4.1', previous_response_id: id, input: 'x' } });
-      responsesHistory(ctx);
+      history(ctx);
       assert.equal(ctx.body, ctx.clientBody, id);
+    }
+  });
+
+  test('the fallback handler estimates the whole conversation: a long stored one moves the request to the larger model', () => {
+    const long = 'hello '.repeat(150_000);
+    store.put('resp_long', { kind: 'made', org: '', provider: 'groq', response: { id: 'resp_long', output: [] }, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: long }] }] });
+    const spec = (previous: boolean): RequestSpec => ({
+      path: '/v1/responses',
+      body: { model: 'gpt-4o-mini,gpt-4.1-nano', input: 'And then?', ...(previous ? { previous_response_id: 'resp_long' } : {}) },
+      headers: { 'Svc-Token-Limit-Exception-Handler': 'fallback' },
+    });
+    for (const previous of [false, true]) {
+      const ctx = makeContext(gw, spec(previous));
+      route(ctx);
+      validate(ctx);
+      responsesHistory(ctx);
+      tokenLimit(ctx);
+      chooseProvider(ctx);
+      assert.equal(ctx.model, previous ? 'gpt-4.1-nano' : 'gpt-4o-mini', previous ? 'the stored 150k tokens count' : 'a short request keeps the first model');
     }
   });
 });

@@ -81,6 +81,12 @@ export interface RequestContext {
   clientBody: ChatCompletionRequest | null;
   requestModel: string | null;
   prompt: AppliedPrompt | null;
+  /**
+   * A `previous_response_id` the gateway did not make (left in the body for a provider that keeps
+   * responses): the provider the store says keeps it, '' when the store does not know it; null when
+   * there is none (stages/responses-history.ts).
+   */
+  previousKeptBy: string | null;
   tokenLimit: TokenLimitResult | null;
 
   // --- choose provider, translate --------------------------------------------------------------
@@ -186,6 +192,7 @@ export function createContext(gw: GatewayRuntime, req: IncomingMessage, res: Ser
     clientBody: null,
     requestModel: null,
     prompt: null,
+    previousKeptBy: null,
     tokenLimit: null,
     provider: null,
     model: null,

@@ -1,7 +1,8 @@
 /**
- * Stage responses-history: a Responses request continuing a conversation (`previous_response_id`)
- * gets the conversation the provider needs. What the gateway's response store (../response-store/)
- * knows of the id decides:
+ * Stages responses-history (before token-limit, so its estimate is of the whole conversation) and
+ * previous-response-provider (after choose-provider): a Responses request continuing a conversation
+ * (`previous_response_id`) gets the conversation the provider needs. What the gateway's response
+ * store (../response-store/) knows of the id decides:
  * - a response the gateway made (a translated provider answered it): the request's `input` becomes
  *   that response's input items, then its output items, then the request's own input, and
  *   `previous_response_id` is removed — whatever provider answers now (a translated one needs the
@@ -77,8 +78,6 @@ function applyHistory(ctx: RequestContext, ids: string[], entries: Array<StoredE
 function continueFrom(ctx: RequestContext, id: string, entry: StoredEntry | null): void {
   const own = ownEntry(entry, ctx.key?.organizationId ?? '');
   if (entry !== null && own === null) throw previousNotFound(id);
-  // No binding: an input_tokens count the gateway estimates itself, from the chat body (as translated).
-  const passthrough = ctx.binding?.passthrough ?? false;
   if (own?.kind === 'made') {
     const body = { ...(ctx.body as Json) };
     body.input = [...own.input, ...((own.response.output ?? []) as Json[]), ...inputItemsOf(body.input)];
@@ -86,7 +85,21 @@ function continueFrom(ctx: RequestContext, id: string, entry: StoredEntry | null
     ctx.body = body as RequestContext['body'];
     return;
   }
-  if (passthrough) return;
-  if (own?.kind === 'relayed') throw previousNotFound(id, ` It is kept by ${own.provider}: continue the conversation with a ${own.provider} model.`);
+  // Left for the provider: only one that keeps responses can read it (previousResponseProvider).
+  ctx.previousKeptBy = own?.kind === 'relayed' ? own.provider : '';
+}
+
+/**
+ * Stage previous-response-provider: a `previous_response_id` left in the body goes on only to a
+ * provider that keeps responses (a passthrough binding: OpenAI, Azure); for a translated one it is
+ * OpenAI's 404, naming the provider that keeps it when the store knows. No binding: an input_tokens
+ * count the gateway estimates itself, from the chat body (as translated).
+ * @throws {GatewayError} 404 `previous_response_not_found`.
+ */
+export function previousResponseProvider(ctx: RequestContext): void {
+  const keptBy = ctx.previousKeptBy;
+  if (keptBy === null || (ctx.binding?.passthrough ?? false)) return;
+  const id = String((ctx.body as Json).previous_response_id);
+  if (keptBy !== '') throw previousNotFound(id, ` It is kept by ${keptBy}: continue the conversation with a ${keptBy} model.`);
   throw previousNotFound(id);
 }
