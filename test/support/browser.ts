@@ -49,8 +49,10 @@ export function chromiumPath(): string {
 export interface HeadlessBrowser {
   context: BrowserContext;
   page: Page;
-  /** Uncaught errors of the page's scripts and `console.error` lines, for failure messages. */
+  /** Uncaught errors of the page's scripts and `console.error` lines (but Chromium's own line for a failed load). */
   pageErrors: string[];
+  /** Every answer of status ≥ 400 the page received, as `<status> <method> <path>`. */
+  failedResponses: string[];
   /** Closes the browser and removes its user-data directory. */
   close(): Promise<void>;
 }
@@ -73,14 +75,20 @@ export async function launchBrowser(viewport = { width: 1400, height: 900 }): Pr
   }
   const page = context.pages()[0] ?? (await context.newPage());
   const pageErrors: string[] = [];
+  const failedResponses: string[] = [];
   page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
   page.on('console', (m) => {
-    if (m.type() === 'error') pageErrors.push(`console.error: ${m.text()}`);
+    // Chromium logs "Failed to load resource" without the URL: failedResponses has it.
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) pageErrors.push(`console.error: ${m.text()}`);
+  });
+  page.on('response', (r) => {
+    if (r.status() >= 400) failedResponses.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
   });
   return {
     context,
     page,
     pageErrors,
+    failedResponses,
     async close() {
       await context.close().catch(() => {});
       rmSync(userDataDir, { recursive: true, force: true });
