@@ -6,6 +6,15 @@ import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 import { useMemo } from 'react';
 
+// A link in a message opens in a new tab: following it must not leave the console, nor tell the
+// linked site where it came from.
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A' && node.getAttribute('href')) {
+    node.setAttribute('target', '_blank');
+    node.setAttribute('rel', 'noopener noreferrer');
+  }
+});
+
 /** Texts longer than this render as plain text: parsing megabytes of markdown would stall the page. */
 const MAX_MARKDOWN_CHARS = 200_000;
 

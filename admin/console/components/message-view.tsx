@@ -3,6 +3,7 @@
  * gateway logs): its role, reasoning (folded), text as markdown, images, files, tool calls with
  * their arguments, and tool results.
  */
+import { useState } from 'react';
 import type { SchemaMessage } from '../api.ts';
 import { prettyJson } from '../format.ts';
 import { Markdown } from './markdown.tsx';
@@ -50,11 +51,18 @@ function ToolResult({ part }: { part: SchemaMessage }) {
   );
 }
 
+/** An image of a message; one that cannot be shown (offline, gone, not an image) says so instead. */
+function ImagePart({ url }: { url: string | undefined }) {
+  const [failed, setFailed] = useState(false);
+  if (!url || failed) return <span className="badge">image{url && !url.startsWith('data:') ? ` ${url}` : ''} (not shown)</span>;
+  return <img className="msg-image" src={url} alt="image in the message" loading="lazy" onError={() => setFailed(true)} />;
+}
+
 /** One part of a message: text, reasoning, image, file, tool call or tool result. */
 function Part({ part }: { part: SchemaMessage }) {
   switch (part._type) {
     case 'image':
-      return part.image_url ? <img className="msg-image" src={part.image_url} alt="image in the message" loading="lazy" /> : <span className="badge">image</span>;
+      return <ImagePart url={part.image_url} />;
     case 'file':
       return <span className="badge">file {part.filename ?? part.mime_type ?? ''}</span>;
     case 'function':
@@ -86,7 +94,8 @@ function messageParts(message: SchemaMessage): SchemaMessage[] {
     const hasCalls = message.contentArray.some((p) => p._type === 'functionCall');
     return hasCalls || calls.length === 0 ? message.contentArray : [...message.contentArray, { _type: 'functionCall', tool_calls: calls }];
   }
-  if (calls.length === 0) return [message];
+  // A chat `tool` message is a tool result: drawn as one (its call id, JSON pretty-printed).
+  if (calls.length === 0) return displayRole(message) === 'tool' ? [{ ...message, _type: 'function' }] : [message];
   return [{ _type: 'message', content: message.content, reasoning: message.reasoning }, { _type: 'functionCall', tool_calls: calls }];
 }
 
