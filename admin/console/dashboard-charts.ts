@@ -1,5 +1,5 @@
 /** The dashboard's chart data, built from `POST /v1/dashboard/query`'s series and breakdowns. */
-import type { ChartData } from 'chart.js';
+import type { ChartData, ChartOptions, TooltipItem } from 'chart.js';
 import type { BreakdownRow, DashboardPoint } from './api.ts';
 import { COLORS } from './components/chart.tsx';
 
@@ -7,6 +7,22 @@ import { COLORS } from './components/chart.tsx';
 interface Series {
   label: string;
   value: (p: DashboardPoint) => number | null;
+}
+
+/**
+ * A timing (latency, TTFT) of a bucket: 0 where the bucket had no requests, so the line runs
+ * along the axis through quiet time (as request and token counts do) instead of breaking into
+ * lone dots; the tooltip of such a bucket says "no requests" ({@link timingOptions}).
+ */
+export function timing(read: (p: DashboardPoint) => number | null): (p: DashboardPoint) => number | null {
+  return (p) => (p.requests === 0 ? 0 : read(p));
+}
+
+/** Options of a timing chart: its tooltip says "no requests" for an idle bucket, else the milliseconds. */
+export function timingOptions(points: DashboardPoint[], base: ChartOptions<'line' | 'bar'> = {}): ChartOptions<'line' | 'bar'> {
+  const label = (item: TooltipItem<'line' | 'bar'>) =>
+    points[item.dataIndex]?.requests === 0 ? `${item.dataset.label}: no requests` : `${item.dataset.label}: ${Math.round(Number(item.parsed.y))}`;
+  return { ...base, plugins: { ...base.plugins, tooltip: { callbacks: { label } } } };
 }
 
 /** A bucket's time as a short label: time of day for ranges within two days, else the date. */

@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { BreakdownRow, DashboardData } from '../api.ts';
 import { Chart } from '../components/chart.tsx';
-import { breakdownData, lineData } from '../dashboard-charts.ts';
+import { breakdownData, lineData, timing, timingOptions } from '../dashboard-charts.ts';
 import { RANGES, type RangeKey } from '../filters.ts';
 import { formatCost, formatInt, formatMs } from '../format.ts';
 import { useLoad } from '../hooks.ts';
@@ -76,10 +76,12 @@ export function DashboardPage() {
       ]),
       cost: lineData(s, span, [{ label: 'cost (USD)', value: (p) => p.costUsd }]),
       latency: lineData(s, span, [
-        { label: 'p50 ms', value: (p) => p.latencyP50Ms },
-        { label: 'p95 ms', value: (p) => p.latencyP95Ms },
+        { label: 'p50 ms', value: timing((p) => p.latencyP50Ms) },
+        { label: 'p95 ms', value: timing((p) => p.latencyP95Ms) },
       ]),
-      ttft: lineData(s, span, [{ label: 'TTFT p50 ms', value: (p) => p.ttftP50Ms }]),
+      ttft: lineData(s, span, [{ label: 'TTFT p50 ms', value: timing((p) => p.ttftP50Ms) }]),
+      latencyOptions: timingOptions(s),
+      ttftOptions: timingOptions(s, SINGLE),
     };
   }, [data, span]);
   const b = data?.breakdowns;
@@ -103,8 +105,8 @@ export function DashboardPage() {
         <Chart type="line" title="Errors" testid="chart-errors" data={charts.errors} options={SINGLE} />
         <Chart type="line" title="Tokens" testid="chart-tokens" data={charts.tokens} />
         <Chart type="line" title="Cost (USD)" testid="chart-cost" data={charts.cost} options={COST} />
-        <Chart type="line" title="Latency" testid="chart-latency" data={charts.latency} />
-        <Chart type="line" title="Time to first token" testid="chart-ttft" data={charts.ttft} options={SINGLE} />
+        <Chart type="line" title="Latency" testid="chart-latency" data={charts.latency} options={charts.latencyOptions} />
+        <Chart type="line" title="Time to first token" testid="chart-ttft" data={charts.ttft} options={charts.ttftOptions} />
       </div>
       <div className="chart-grid two">
         <Breakdown title="By model" testid="chart-by-model" rows={b?.model ?? []} />
