@@ -3,16 +3,20 @@
  * - `GET /v1/request/{requestId}` → the SvcRequest envelope (another organization's id answers 404);
  * - `GET /v1/request/{requestId}/inputs` → `{inputs, prompt_id, version_id, environment}` when the
  *   request came through gateway prompt management, else `{"data": null, "error": null}` (unknown ids too);
- * - `POST /v1/request/query` {filter, offset?, limit?, sort?, isScored?, isPartOfExperiment?, isCached?,
- *   includeInputs?} → the matching requests as SvcRequest, newest first unless `sort` says otherwise.
+ * - `POST /v1/request/query` {filter, offset?, limit?, sort?, before?, isScored?, isPartOfExperiment?,
+ *   isCached?, includeInputs?} → the matching requests as SvcRequest, newest first unless `sort` says
+ *   otherwise; `before: {created_at, request_id}` (the last row of the previous page) pages by keyset
+ *   in the default order (created_at desc, id desc) and cannot be combined with `offset` or `sort`;
+ * - `POST /v1/request/count` {filter, isScored?, isPartOfExperiment?, isCached?, includeInputs?} →
+ *   how many requests match (a number).
  * Every read is scoped to the caller's organization.
  */
 import type Router from '@koa/router';
 import type { Sql } from '../../db.ts';
 import { auth, HttpError, ok } from '../../http.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
-import { RequestQueryBody } from './schema.ts';
-import { loadRequest, loadRequestInputs, queryRequests } from './store.ts';
+import { RequestCountBody, RequestQueryBody } from './schema.ts';
+import { countRequests, loadRequest, loadRequestInputs, queryRequests } from './store.ts';
 import { toSvcRequest } from './svc-request.ts';
 
 /** Registers the request routes on `router`. `maxBodyBytes` bounds request bodies. */
@@ -21,6 +25,11 @@ export function requestRoutes(router: Router, sql: Sql, maxBodyBytes = 1024 * 10
     const body = await readSafeBody(ctx, RequestQueryBody, maxBodyBytes);
     const rows = await queryRequests(sql, auth(ctx).organizationId, body);
     ok(ctx, rows.map(toSvcRequest));
+  });
+
+  router.post('/v1/request/count', async (ctx) => {
+    const body = await readSafeBody(ctx, RequestCountBody, maxBodyBytes);
+    ok(ctx, await countRequests(sql, auth(ctx).organizationId, body));
   });
 
   router.get('/v1/request/:requestId/inputs', async (ctx) => {

@@ -1,7 +1,7 @@
 /** Request bodies of the `/v1/request` routes (superstruct). */
-import { boolean, enums, literal, object, optional } from 'superstruct';
-import { FilterStruct } from '../../filter.ts';
-import { LimitStruct, OffsetStruct } from '../../validation.ts';
+import { boolean, enums, literal, object, optional, refine, string } from 'superstruct';
+import { FilterStruct, IsoTimestampStruct } from '../../filter.ts';
+import { isUuid, LimitStruct, OffsetStruct } from '../../validation.ts';
 
 const SortDirection = enums(['asc', 'desc']);
 
@@ -20,14 +20,41 @@ const SortStruct = object({
   time_to_first_token: optional(SortDirection),
 });
 
-/** Body of `POST /v1/request/query` (no other members). */
-export const RequestQueryBody = object({
+/** A request id: a UUID (either case). */
+const RequestIdStruct = refine(string(), 'uuid', (v) => (isUuid(v) ? true : 'expected a request id (a UUID)'));
+
+/**
+ * `before` of `POST /v1/request/query`: the keyset position, the last row of the previous page as
+ * the API showed it (`request_created_at`, `request_id`).
+ */
+const BeforeStruct = object({ created_at: IsoTimestampStruct, request_id: RequestIdStruct });
+
+/** The members `POST /v1/request/query` and `POST /v1/request/count` share (the selection of rows). */
+const selection = {
   filter: FilterStruct,
-  offset: optional(OffsetStruct),
-  limit: optional(LimitStruct),
-  sort: optional(SortStruct),
   isScored: optional(boolean()),
   isPartOfExperiment: optional(boolean()),
   isCached: optional(boolean()),
   includeInputs: optional(boolean()),
-});
+};
+
+/**
+ * Body of `POST /v1/request/query` (no other members). `before` pages by keyset in the default order
+ * (created_at desc, id desc), so it cannot be combined with `offset` or `sort`: a 400 naming `before`.
+ */
+export const RequestQueryBody = refine(
+  object({ ...selection, offset: optional(OffsetStruct), limit: optional(LimitStruct), sort: optional(SortStruct), before: optional(BeforeStruct) }),
+  'keyset',
+  (v) => {
+    if (v.before === undefined) return true;
+    for (const other of ['offset', 'sort'] as const) {
+      if (v[other] !== undefined) {
+        return { path: ['before'], message: `cannot be combined with ${other}: keyset paging follows the default order (created_at desc, id desc); drop ${other}` };
+      }
+    }
+    return true;
+  },
+);
+
+/** Body of `POST /v1/request/count`: the selection members of `POST /v1/request/query`, no paging or sort. */
+export const RequestCountBody = object(selection);

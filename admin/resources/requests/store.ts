@@ -4,7 +4,8 @@
  * by admin/retention.ts; every read here is scoped to one organization.
  */
 import type { Fragment, Sql } from '../../db.ts';
-import { compileFilter, type FilterNode } from '../../filter.ts';
+import { compileFilter, parseIsoTimestamp, type FilterNode } from '../../filter.ts';
+import { HttpError } from '../../http.ts';
 import { DEFAULT_LIMIT, isUuid } from '../../validation.ts';
 import type { RequestRow } from './svc-request.ts';
 
@@ -22,15 +23,27 @@ const SORT_COLUMNS = {
   time_to_first_token: (sql: Sql) => sql`r.time_to_first_token`,
 } as const;
 
-/** Query options of {@link queryRequests}. */
-export interface RequestQuery {
+/** Which rows: the filter and the flags {@link queryRequests} and {@link countRequests} share. */
+export interface RequestSelection {
   filter: FilterNode;
-  offset?: number;
-  limit?: number;
-  sort?: Partial<Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'>> & { random?: true };
   isScored?: boolean;
   isPartOfExperiment?: boolean;
   isCached?: boolean;
+}
+
+/** A keyset position: the last row of the previous page (`created_at` ISO-8601, `request_id` a UUID). */
+export interface RequestCursor {
+  created_at: string;
+  request_id: string;
+}
+
+/** Query options of {@link queryRequests}. */
+export interface RequestQuery extends RequestSelection {
+  offset?: number;
+  limit?: number;
+  sort?: Partial<Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'>> & { random?: true };
+  /** Only rows after this one in the default order (created_at desc, id desc); not with offset or sort. */
+  before?: RequestCursor;
 }
 
 function orderBy(sql: Sql, sort: RequestQuery['sort']): Fragment {
@@ -46,12 +59,12 @@ function orderBy(sql: Sql, sort: RequestQuery['sort']): Fragment {
 }
 
 /**
- * The organization's requests matching `query.filter` (with their scores), one page.
- * `isScored` keeps requests with (true) / without (false) a score; `isPartOfExperiment` those in
- * (true) / not in (false) a dataset; `isCached: true` matches nothing (the gateway serves no cached answers).
+ * The condition selecting the organization's requests per `query` on `request_log r`: the filter,
+ * `isScored` (true: with a score, false: without), `isPartOfExperiment` (true: in a dataset, false:
+ * in none), `isCached: true` (nothing: the gateway serves no cached answers).
  * @throws {HttpError} 400 for an invalid filter.
  */
-export async function queryRequests(sql: Sql, organizationId: string, query: RequestQuery): Promise<RequestRow[]> {
+function selectionCondition(sql: Sql, organizationId: string, query: RequestSelection): Fragment {
   const conditions: Fragment[] = [compileFilter(sql, organizationId, query.filter)];
   if (query.isScored !== undefined) {
     conditions.push(query.isScored ? sql`exists (select 1 from request_score s where s.request_id = r.id)` : sql`not exists (select 1 from request_score s where s.request_id = r.id)`);
@@ -62,7 +75,25 @@ export async function queryRequests(sql: Sql, organizationId: string, query: Req
     );
   }
   if (query.isCached === true) conditions.push(sql`false`);
-  const where = conditions.reduce((a, b) => sql`${a} and ${b}`);
+  return conditions.reduce((a, b) => sql`${a} and ${b}`);
+}
+
+/**
+ * The organization's requests matching `query.filter` (with their scores), one page: `offset`/`limit`
+ * (default {@link DEFAULT_LIMIT}) in the `sort` order (then newest first), or with `before` the
+ * `limit` rows after that position in the default order (created_at desc, id desc), which the index
+ * `(organization_id, created_at desc, id desc)` serves at any depth. See {@link selectionCondition}
+ * for the flags.
+ * @throws {HttpError} 400 for an invalid filter, or `before` with `offset` or `sort`.
+ */
+export async function queryRequests(sql: Sql, organizationId: string, query: RequestQuery): Promise<RequestRow[]> {
+  let where = selectionCondition(sql, organizationId, query);
+  if (query.before) {
+    if (query.offset !== undefined || query.sort !== undefined) throw new HttpError(400, 'invalid body: before: cannot be combined with offset or sort');
+    const at = parseIsoTimestamp(query.before.created_at);
+    if (at === null || !isUuid(query.before.request_id)) throw new HttpError(400, 'invalid body: before: expected {created_at: ISO-8601 date-time, request_id: UUID}');
+    where = sql`${where} and (r.created_at, r.id) < (${at}::text::timestamptz, ${query.before.request_id.toLowerCase()}::uuid)`;
+  }
   return sql<RequestRow[]>`
     select r.*,
       (select coalesce(jsonb_object_agg(s.name, s.value), '{}'::jsonb) from request_score s where s.request_id = r.id) as scores
@@ -70,6 +101,15 @@ export async function queryRequests(sql: Sql, organizationId: string, query: Req
     where ${where}
     order by ${orderBy(sql, query.sort)}
     limit ${query.limit ?? DEFAULT_LIMIT} offset ${query.offset ?? 0}`;
+}
+
+/**
+ * How many of the organization's requests match `query` (the filter and flags of {@link queryRequests}).
+ * @throws {HttpError} 400 for an invalid filter.
+ */
+export async function countRequests(sql: Sql, organizationId: string, query: RequestSelection): Promise<number> {
+  const [row] = await sql<{ count: number }[]>`select count(*)::float8 as count from request_log r where ${selectionCondition(sql, organizationId, query)}`;
+  return row!.count;
 }
 
 /**
