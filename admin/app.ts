@@ -14,6 +14,7 @@ import { authenticate, errorEnvelope } from './http.ts';
 import type { KeyUsage } from './key-usage.ts';
 import { openApiRoutes } from './openapi.ts';
 import { apiKeyRoutes } from './resources/api-keys/routes.ts';
+import { dashboardRoutes } from './resources/dashboard/routes.ts';
 import { datasetRoutes } from './resources/datasets/routes.ts';
 import { evalRoutes } from './resources/evals/routes.ts';
 import { prompt2025Routes } from './resources/prompts-2025/routes.ts';
@@ -55,6 +56,7 @@ export function buildRouters(deps: AppDeps): { open: Router; v1: Router } {
   promptRoutes(v1, deps.sql, maxBody);
   prompt2025Routes(v1, deps.sql, maxBody);
   datasetRoutes(v1, deps.sql, maxBody);
+  dashboardRoutes(v1, deps.sql, maxBody);
   return { open, v1 };
 }
 
