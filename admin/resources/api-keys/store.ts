@@ -75,19 +75,20 @@ export async function findKey(sql: Sql, hash: string): Promise<{ keyId: string; 
   return row ? { keyId: row.id, organizationId: row.organization_id } : null;
 }
 
-/** A live key as listed over REST (never the key or its hash). */
+/** A key as listed over REST (never the key or its hash); `revoked_at` null while it is live. */
 export interface ApiKeyRow {
   id: string;
   name: string;
   prefix: string;
   created_at: Date;
   last_used_at: Date | null;
+  revoked_at: Date | null;
 }
 
-/** The live keys of an organization, oldest first. */
-export async function listApiKeys(sql: Sql, organizationId: string): Promise<ApiKeyRow[]> {
+/** The keys of an organization, oldest first: the live ones, and with `includeRevoked` the revoked ones too. */
+export async function listApiKeys(sql: Sql, organizationId: string, includeRevoked = false): Promise<ApiKeyRow[]> {
   return sql<ApiKeyRow[]>`
-      select id, name, prefix, created_at, last_used_at
-      from api_key where organization_id = ${organizationId} and revoked_at is null
-      order by created_at`;
+      select id, name, prefix, created_at, last_used_at, revoked_at
+      from api_key where organization_id = ${organizationId} and (${includeRevoked}::boolean or revoked_at is null)
+      order by created_at, id`;
 }

@@ -1,5 +1,9 @@
 /**
  * Datasets over REST:
+ * - `POST /v1/experiment/dataset` {datasetName (1–200 characters), filter, limit? (1–10,000, default
+ *   1000)} (no other members) → `{datasetId, rows}`: the `limit` newest of the organization's
+ *   requests matching the filter become a new dataset (position 0 the newest), in one transaction;
+ *   `rows` says how many it holds (0 when none match).
  * - `POST /v1/experiment/dataset/random` {datasetName, filter, offset?, limit?} (no other members) →
  *   `{datasetId}`: the organization's logged requests matching the filter, in random order, page
  *   `offset`/`limit` (default 100, at most 10,000), become a new dataset, in one transaction. No
@@ -13,11 +17,16 @@ import type Router from '@koa/router';
 import type { Sql } from '../../db.ts';
 import { auth, HttpError, ok } from '../../http.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
-import { DatasetRowsBody, ListDatasetsBody, RandomDatasetBody } from './schema.ts';
-import { createRandomDataset, datasetRows, listDatasets } from './store.ts';
+import { DatasetRowsBody, ListDatasetsBody, NewestDatasetBody, RandomDatasetBody } from './schema.ts';
+import { createNewestDataset, createRandomDataset, datasetRows, listDatasets } from './store.ts';
 
 /** Registers the dataset routes. `maxBodyBytes` bounds request bodies. */
 export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): void {
+  router.post('/v1/experiment/dataset', async (ctx) => {
+    const body = await readSafeBody(ctx, NewestDatasetBody, maxBodyBytes);
+    ok(ctx, await createNewestDataset(sql, auth(ctx).organizationId, body));
+  });
+
   router.post('/v1/experiment/dataset/random', async (ctx) => {
     const body = await readSafeBody(ctx, RandomDatasetBody, maxBodyBytes);
     const created = await createRandomDataset(sql, auth(ctx).organizationId, body);

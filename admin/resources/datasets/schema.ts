@@ -11,6 +11,16 @@ export const RandomDatasetBody = object({
   limit: optional(LimitStruct),
 });
 
+/**
+ * Body of `POST /v1/experiment/dataset` (no other members): a name of 1–200 characters, a filter, and
+ * how many of the newest matching requests to take (1–10,000; default 1000).
+ */
+export const NewestDatasetBody = object({
+  datasetName: sizedText(200),
+  filter: FilterStruct,
+  limit: optional(LimitStruct),
+});
+
 /** Body of `POST /v1/experiment/dataset/query`. */
 export const ListDatasetsBody = type({ promptVersionId: optional(Text) });
 

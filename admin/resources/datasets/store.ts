@@ -1,5 +1,6 @@
 /**
- * The SQL of datasets: sampling the request log into a new dataset, listing an organization's
+ * The SQL of datasets: sampling the request log into a new dataset (a random sample, or the newest
+ * requests matching a filter), listing an organization's
  * datasets, and reading a dataset's rows. Every statement is scoped to one organization.
  */
 import type { Sql } from '../../db.ts';
@@ -7,8 +8,36 @@ import { compileFilter, type FilterNode } from '../../filter.ts';
 import { DEFAULT_LIMIT, isUuid } from '../../validation.ts';
 
 /**
+ * Creates dataset `name` from the organization's requests matching `filter`, taken in `order`
+ * (`random`, or `newest`: created_at desc, id desc), page `offset`/`limit`; row positions follow that
+ * order. Dataset and rows in one transaction.
+ * @returns the new dataset's id and how many rows it holds.
+ * @throws {HttpError} 400 for an invalid filter.
+ */
+async function createDataset(
+  sql: Sql,
+  organizationId: string,
+  input: { datasetName: string; filter: FilterNode; order: 'random' | 'newest'; offset: number; limit: number },
+): Promise<{ datasetId: string; rows: number }> {
+  const where = compileFilter(sql, organizationId, input.filter);
+  const picked =
+    input.order === 'random'
+      ? sql`select r.id, random()::float8 as k1, null::timestamptz as k2 from request_log r where ${where} order by 2 limit ${input.limit} offset ${input.offset}`
+      : sql`select r.id, null::float8 as k1, r.created_at as k2 from request_log r where ${where} order by r.created_at desc, r.id desc limit ${input.limit} offset ${input.offset}`;
+  return sql.begin(async (t) => {
+    const tx = t as unknown as Sql;
+    const [ds] = await tx<{ id: string }[]>`insert into dataset (organization_id, name) values (${organizationId}, ${input.datasetName}) returning id`;
+    const inserted = await tx`
+      insert into dataset_row (dataset_id, request_id, organization_id, position)
+      select ${ds!.id}, picked.id, ${organizationId}, (row_number() over (order by picked.k1, picked.k2 desc, picked.id desc))::int - 1
+      from (${picked}) picked`;
+    return { datasetId: ds!.id, rows: inserted.count };
+  }) as Promise<{ datasetId: string; rows: number }>;
+}
+
+/**
  * Creates dataset `name` from a random sample of the organization's requests matching `filter`
- * (page `offset`/`limit` of the random order), dataset and rows in one transaction.
+ * (page `offset`/`limit`, default {@link DEFAULT_LIMIT}, of the random order), dataset and rows in one transaction.
  * @returns the new dataset's id and how many rows it holds.
  * @throws {HttpError} 400 for an invalid filter.
  */
@@ -17,21 +46,24 @@ export async function createRandomDataset(
   organizationId: string,
   input: { datasetName: string; filter: FilterNode; offset?: number; limit?: number },
 ): Promise<{ datasetId: string; rows: number }> {
-  const where = compileFilter(sql, organizationId, input.filter);
-  return sql.begin(async (t) => {
-    const tx = t as unknown as Sql;
-    const [ds] = await tx<{ id: string }[]>`insert into dataset (organization_id, name) values (${organizationId}, ${input.datasetName}) returning id`;
-    const inserted = await tx`
-      insert into dataset_row (dataset_id, request_id, organization_id, position)
-      select ${ds!.id}, picked.id, ${organizationId}, (row_number() over ())::int - 1
-      from (
-        select r.id from request_log r
-        where ${where}
-        order by random()
-        limit ${input.limit ?? DEFAULT_LIMIT} offset ${input.offset ?? 0}
-      ) picked`;
-    return { datasetId: ds!.id, rows: inserted.count };
-  }) as Promise<{ datasetId: string; rows: number }>;
+  return createDataset(sql, organizationId, { ...input, order: 'random', offset: input.offset ?? 0, limit: input.limit ?? DEFAULT_LIMIT });
+}
+
+/** Default `limit` of {@link createNewestDataset} (`POST /v1/experiment/dataset`). */
+export const NEWEST_DATASET_LIMIT = 1000;
+
+/**
+ * Creates dataset `name` from the `limit` (default {@link NEWEST_DATASET_LIMIT}) newest of the
+ * organization's requests matching `filter`, position 0 the newest; dataset and rows in one transaction.
+ * @returns the new dataset's id and how many rows it holds (fewer than `limit` when fewer match).
+ * @throws {HttpError} 400 for an invalid filter.
+ */
+export async function createNewestDataset(
+  sql: Sql,
+  organizationId: string,
+  input: { datasetName: string; filter: FilterNode; limit?: number },
+): Promise<{ datasetId: string; rows: number }> {
+  return createDataset(sql, organizationId, { ...input, order: 'newest', offset: 0, limit: input.limit ?? NEWEST_DATASET_LIMIT });
 }
 
 /** A dataset as listed: id, name and creation time. */
