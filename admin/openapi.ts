@@ -3,9 +3,13 @@
  * ({@link validateSchema}) for OpenAPI 3.0 schemas used by the tests to hold responses to it and to
  * the reference. Response shapes follow the reference (`test/fixtures/reference/rest-api-openapi.json`);
  * where the issue differs, this document says what the routes do: prompt-2025 successes carry no
- * `{data, error}` envelope, the filter tree accepts only `request`, `prompts_versions` and
+ * `{data, error}` envelope, the filter tree accepts only `request`, `response` (status, model),
+ * `request_response_rmt` (the fields the log stores), `properties`, `prompts_versions` and
  * `sessions_request_response_rmt` (its `session_session_id` only) leaves and rejects unknown
- * members, and `POST /v1/experiment/dataset/{datasetId}/query` lists a dataset's rows. What the
+ * members, and `POST /v1/experiment/dataset/{datasetId}/query` lists a dataset's rows. Beyond the
+ * reference, for the web console and any other client: keyset paging (`before`) and
+ * `POST /v1/request/count`, `POST /v1/dashboard/query` (totals, series, breakdowns),
+ * `POST /v1/experiment/dataset` (the newest matching requests) and the revoked state of API keys. What the
  * reference's `SvcRequest` has no member for is shown under reserved `svc-` names in `properties`
  * (see {@link SVC_PROPERTIES}), and `llmSchema` is also built from Anthropic Messages bodies.
  * A test enumerates the registered routes and asserts each is documented here and vice versa.
@@ -28,6 +32,8 @@ const arrayOf = (items: Schema): Schema => ({ type: 'array', items });
 const str: Schema = { type: 'string' };
 const num: Schema = { type: 'number', format: 'double' };
 const int: Schema = { type: 'integer' };
+const nullableNum = (description: string): Schema => ({ type: 'number', format: 'double', nullable: true, description });
+const isoTime = (description: string): Schema => ({ type: 'string', format: 'date-time', description });
 
 /** Component schemas copied from the reference (the operator objects reject unknown operators). */
 const REFERENCE_SCHEMAS: Record<string, Schema> = {
@@ -91,11 +97,53 @@ const OWN_SCHEMAS: Record<string, Schema> = {
   FilterLeaf: {
     type: 'object',
     description:
-      'Conditions on the request, on the prompt version it was made with, and on its coding session; all AND together. `{}` matches all.',
+      'Conditions on the request (request, response, request_response_rmt, properties), on the prompt version it was made with, and on its coding session; all AND together. `{}` matches all. A missing value (NULL, an absent property) matches only not-equals and not-contains.',
     properties: {
       request: ref('Partial_RequestTableToOperators_'),
+      response: ref('ResponseFilter'),
+      request_response_rmt: ref('RequestResponseRmtFilter'),
+      properties: ref('PropertyFilter'),
       prompts_versions: ref('Partial_PromptVersionsToOperators_'),
       sessions_request_response_rmt: ref('SessionFilter'),
+    },
+    additionalProperties: false,
+  },
+  PropertyFilter: {
+    type: 'object',
+    description: "Property name (a caller's Svc-Property-<name>, 1–1000 characters) → text operators. The reserved svc- names shown in a request's properties are derived when read and are not matched here.",
+    properties: {},
+    additionalProperties: ref('Partial_TextOperators_'),
+  },
+  ResponseFilter: {
+    type: 'object',
+    description: "The reference's Partial_ResponseTableToOperators_, of which status (the HTTP status answered) and model (the model the provider answered with) are stored.",
+    properties: { status: ref('Partial_NumberOperators_'), model: ref('Partial_TextOperators_') },
+    additionalProperties: false,
+  },
+  RequestResponseRmtFilter: {
+    type: 'object',
+    description:
+      "The reference's Partial_RequestResponseRMTToOperators_, the fields the request log stores. model is the requested model without the provider prefix (as request.model); latency and time_to_first_token are ms, cost USD; properties as the leaf's properties.",
+    properties: {
+      provider: ref('Partial_TextOperators_'),
+      model: ref('Partial_TextOperators_'),
+      user_id: ref('Partial_TextOperators_'),
+      status: ref('Partial_NumberOperators_'),
+      latency: ref('Partial_NumberOperators_'),
+      time_to_first_token: ref('Partial_NumberOperators_'),
+      cost: ref('Partial_NumberOperators_'),
+      prompt_tokens: ref('Partial_NumberOperators_'),
+      completion_tokens: ref('Partial_NumberOperators_'),
+      total_tokens: ref('Partial_NumberOperators_'),
+      prompt_cache_read_tokens: ref('Partial_NumberOperators_'),
+      prompt_cache_write_tokens: ref('Partial_NumberOperators_'),
+      request_created_at: ref('Partial_TimestampOperators_'),
+      response_created_at: ref('Partial_TimestampOperators_'),
+      request_id: ref('Partial_TextOperators_'),
+      target_url: ref('Partial_TextOperators_'),
+      prompt_id: ref('Partial_TextOperators_'),
+      prompt_version: ref('Partial_TextOperators_'),
+      properties: ref('PropertyFilter'),
     },
     additionalProperties: false,
   },
@@ -140,12 +188,132 @@ const OWN_SCHEMAS: Record<string, Schema> = {
       offset: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
       limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
       sort: ref('SortLeafRequest'),
+      before: ref('RequestCursor'),
       isScored: { type: 'boolean' },
       isPartOfExperiment: { type: 'boolean' },
       isCached: { type: 'boolean', description: 'true matches nothing: the gateway serves no cached answers.' },
       includeInputs: { type: 'boolean', description: 'accepted and ignored; see GET /v1/request/{requestId}/inputs.' },
     },
     required: ['filter'],
+    additionalProperties: false,
+  },
+  RequestCursor: {
+    type: 'object',
+    description:
+      'Keyset paging: the last row of the previous page (its request_created_at and request_id); the answer holds the rows after it in the default order (created_at desc, id desc). Not with offset or sort (400 naming before).',
+    properties: { created_at: isoTime('ISO-8601 date-time'), request_id: { type: 'string', format: 'uuid' } },
+    required: ['created_at', 'request_id'],
+    additionalProperties: false,
+  },
+  RequestCountParams: {
+    type: 'object',
+    properties: {
+      filter: ref('FilterNode'),
+      isScored: { type: 'boolean' },
+      isPartOfExperiment: { type: 'boolean' },
+      isCached: { type: 'boolean', description: 'true matches nothing: the gateway serves no cached answers.' },
+      includeInputs: { type: 'boolean', description: 'accepted and ignored.' },
+    },
+    required: ['filter'],
+    additionalProperties: false,
+  },
+  DashboardQueryParams: {
+    type: 'object',
+    properties: {
+      filter: { allOf: [ref('FilterNode')], description: 'default "all"' },
+      timeRange: {
+        type: 'object',
+        description: 'start inclusive, end exclusive; end after start; at most 366 days.',
+        properties: { start: isoTime('ISO-8601 date or date-time'), end: isoTime('ISO-8601 date or date-time') },
+        required: ['start', 'end'],
+        additionalProperties: false,
+      },
+      bucket: {
+        type: 'string',
+        enum: ['minute', 'hour', 'day'],
+        description: 'Width of the series buckets, aligned to UTC; default the narrowest giving at most 200 buckets (day beyond 200 hours). At most 2000 buckets over the range (else 400 naming bucket).',
+      },
+    },
+    required: ['timeRange'],
+    additionalProperties: false,
+  },
+  DashboardTotals: {
+    type: 'object',
+    properties: {
+      requests: int,
+      errors: { type: 'integer', description: 'Requests answered with a status >= 400 or none (0).' },
+      promptTokens: int,
+      completionTokens: int,
+      costUsd: { ...num, description: 'USD; requests without a known cost count 0.' },
+      latencyP50Ms: nullableNum('Median latency (ms, percentile_cont) of the requests with one; null when none.'),
+      latencyP95Ms: nullableNum('95th percentile latency (ms).'),
+      ttftP50Ms: nullableNum('Median time to first token (ms) of the requests with one; null when none.'),
+      ttftP95Ms: nullableNum('95th percentile time to first token (ms).'),
+    },
+    required: ['requests', 'errors', 'promptTokens', 'completionTokens', 'costUsd', 'latencyP50Ms', 'latencyP95Ms', 'ttftP50Ms', 'ttftP95Ms'],
+    additionalProperties: false,
+  },
+  DashboardPoint: {
+    type: 'object',
+    properties: {
+      time: isoTime('Start of the bucket (UTC-aligned).'),
+      requests: int,
+      errors: int,
+      promptTokens: int,
+      completionTokens: int,
+      costUsd: num,
+      latencyP50Ms: nullableNum('ms; null when the bucket has no request with a latency.'),
+      latencyP95Ms: nullableNum('ms'),
+      ttftP50Ms: nullableNum('ms'),
+    },
+    required: ['time', 'requests', 'errors', 'promptTokens', 'completionTokens', 'costUsd', 'latencyP50Ms', 'latencyP95Ms', 'ttftP50Ms'],
+    additionalProperties: false,
+  },
+  DashboardBreakdownRow: {
+    type: 'object',
+    properties: {
+      key: { type: 'string', nullable: true, description: 'The model (as requested, without the provider prefix), provider, API key id or user id; null for the requests without one.' },
+      label: { type: 'string', nullable: true, description: "apiKey only: the key's name (null when the request had no key)." },
+      requests: int,
+      errors: int,
+      promptTokens: int,
+      completionTokens: int,
+      costUsd: num,
+      latencyP50Ms: nullableNum('ms'),
+    },
+    required: ['key', 'requests', 'errors', 'promptTokens', 'completionTokens', 'costUsd', 'latencyP50Ms'],
+    additionalProperties: false,
+  },
+  Dashboard: {
+    type: 'object',
+    properties: {
+      totals: ref('DashboardTotals'),
+      series: { ...arrayOf(ref('DashboardPoint')), description: 'Every bucket from the one holding start to the one holding the last instant before end, oldest first; zeros and null percentiles where empty.' },
+      breakdowns: {
+        type: 'object',
+        description: 'Each the top 20 groups by requests (then by key).',
+        properties: { model: arrayOf(ref('DashboardBreakdownRow')), provider: arrayOf(ref('DashboardBreakdownRow')), apiKey: arrayOf(ref('DashboardBreakdownRow')), user: arrayOf(ref('DashboardBreakdownRow')) },
+        required: ['model', 'provider', 'apiKey', 'user'],
+        additionalProperties: false,
+      },
+    },
+    required: ['totals', 'series', 'breakdowns'],
+    additionalProperties: false,
+  },
+  NewestDatasetParams: {
+    type: 'object',
+    properties: {
+      datasetName: { type: 'string', minLength: 1, maxLength: 200 },
+      filter: ref('FilterNode'),
+      limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000 },
+    },
+    required: ['datasetName', 'filter'],
+    additionalProperties: false,
+  },
+  CreatedDataset: {
+    type: 'object',
+    properties: { datasetId: str, rows: { type: 'integer', description: 'How many requests the dataset holds.' } },
+    required: ['datasetId', 'rows'],
     additionalProperties: false,
   },
   RandomDatasetParams: {
@@ -186,8 +354,10 @@ const OWN_SCHEMAS: Record<string, Schema> = {
         nullable: true,
         description: 'When the key last authenticated a request, through a proxy or this API (ISO-8601; null: never). Written within seconds of a first use, then at most once a minute.',
       },
+      revoked: { type: 'boolean' },
+      revoked_at: { type: 'string', nullable: true, description: 'When the key was revoked (ISO-8601; null: live).' },
     },
-    required: ['id', 'name', 'prefix', 'created_at', 'last_used_at'],
+    required: ['id', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked', 'revoked_at'],
     additionalProperties: false,
   },
   CreatedApiKey: {
@@ -206,6 +376,8 @@ interface OperationSpec {
   tag: string;
   summary: string;
   params?: string[];
+  /** Query parameters: name → schema (with its description). */
+  query?: Record<string, Schema>;
   body?: Schema;
   /** Schema of the 200 body. */
   ok: Schema;
@@ -237,7 +409,10 @@ function operation(spec: OperationSpec): Schema {
     summary: spec.summary,
     tags: [spec.tag],
     ...(spec.open ? { security: [] } : { security: [{ api_key: [] }] }),
-    parameters: (spec.params ?? []).map((name) => ({ in: 'path', name, required: true, schema: { type: 'string', format: 'uuid' } })),
+    parameters: [
+      ...(spec.params ?? []).map((name) => ({ in: 'path', name, required: true, schema: { type: 'string', format: 'uuid' } })),
+      ...Object.entries(spec.query ?? {}).map(([name, schema]) => ({ in: 'query', name, required: false, schema })),
+    ],
     ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: spec.body } } } } : {}),
     responses,
   };
@@ -255,10 +430,16 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
   '/health': { get: { id: 'Health', tag: 'Health', summary: 'Liveness and control-plane status (no key needed).', ok: ref('Health'), open: true } },
   '/v1/openapi.json': { get: { id: 'GetOpenApi', tag: 'Meta', summary: 'This document (bare, not enveloped; no key needed).', ok: { type: 'object' }, open: true } },
   '/v1/api-keys': {
-    get: { id: 'ListApiKeys', tag: 'ApiKey', summary: 'Live API keys of the organization (never the key).', ok: envelope(arrayOf(ref('ApiKey'))) },
+    get: {
+      id: 'ListApiKeys',
+      tag: 'ApiKey',
+      summary: 'API keys of the organization, oldest first (never the key): the live ones, and with includeRevoked=true the revoked ones too.',
+      query: { includeRevoked: { type: 'string', enum: ['true', 'false'], default: 'false', description: 'true lists revoked keys too (revoked: true, revoked_at set); another value is a 400.' } },
+      ok: envelope(arrayOf(ref('ApiKey'))),
+    },
     post: { id: 'CreateApiKey', tag: 'ApiKey', summary: 'Creates an API key; the key is returned once.', body: obj({ name: { type: 'string', minLength: 1, maxLength: 200 } }, ['name'], false), ok: envelope(ref('CreatedApiKey')) },
   },
-  '/v1/api-keys/{id}': { delete: { id: 'RevokeApiKey', tag: 'ApiKey', summary: 'Revokes an API key.', params: ['id'], ok: envelope(nullValue) } },
+  '/v1/api-keys/{id}': { delete: { id: 'RevokeApiKey', tag: 'ApiKey', summary: 'Revokes a live API key (404 when unknown or already revoked).', params: ['id'], ok: envelope(nullValue) } },
   '/v1/request/{requestId}': {
     get: {
       id: 'GetRequestById',
@@ -279,7 +460,25 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
     },
   },
   '/v1/request/query': {
-    post: { id: 'GetRequests', tag: 'Request', summary: 'Logged requests matching a filter tree, newest first by default.', body: ref('RequestQueryParams'), ok: envelope(arrayOf(ref('SvcRequest'))) },
+    post: {
+      id: 'GetRequests',
+      tag: 'Request',
+      summary: 'Logged requests matching a filter tree, newest first by default; `before` pages by keyset (the last row of the previous page) at any depth.',
+      body: ref('RequestQueryParams'),
+      ok: envelope(arrayOf(ref('SvcRequest'))),
+    },
+  },
+  '/v1/request/count': {
+    post: { id: 'CountRequests', tag: 'Request', summary: 'How many logged requests match a filter tree (and the flags of /v1/request/query).', body: ref('RequestCountParams'), ok: envelope(int) },
+  },
+  '/v1/dashboard/query': {
+    post: {
+      id: 'GetDashboard',
+      tag: 'Dashboard',
+      summary: 'Totals, a time series (every bucket of the range) and the top-20 breakdowns by model, provider, API key and user of the requests matching a filter in a time range.',
+      body: ref('DashboardQueryParams'),
+      ok: envelope(ref('Dashboard')),
+    },
   },
   '/v1/evals/{requestId}': {
     post: {
@@ -392,6 +591,15 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
   },
   '/v1/prompt-2025/{promptVersionId}/prompt-body': {
     get: { id: 'GetPrompt2025VersionBody', tag: 'Prompt2025', summary: "A version's chat body. Bare response.", params: ['promptVersionId'], ok: ref('Prompt2025VersionPromptBody') },
+  },
+  '/v1/experiment/dataset': {
+    post: {
+      id: 'AddDatasetFromFilter',
+      tag: 'Dataset',
+      summary: 'A new dataset of the newest requests matching a filter (limit: default 1000, at most 10,000; position 0 the newest).',
+      body: ref('NewestDatasetParams'),
+      ok: envelope(ref('CreatedDataset')),
+    },
   },
   '/v1/experiment/dataset/random': {
     post: {

@@ -108,7 +108,8 @@ describe('GET /v1/openapi.json', () => {
         if (path.startsWith('/v1/') && !open) assert.ok(op.responses['401'], `${method} ${path} documents 401`);
         if (open) assert.equal(op.responses['401'], undefined, `${method} ${path} needs no key, so no 401`);
         const params = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
-        assert.deepEqual(op.parameters.map((p: { name: string }) => p.name), params, `${method} ${path} parameters`);
+        assert.deepEqual(op.parameters.filter((p: { in: string }) => p.in === 'path').map((p: { name: string }) => p.name), params, `${method} ${path} parameters`);
+        for (const p of op.parameters) assert.ok(p.in === 'path' || (p.in === 'query' && p.required === false && p.schema), `${method} ${path} parameter ${p.name}`);
         assert.ok(op.responses['200'].content['application/json'].schema, `${method} ${path} 200 schema`);
       }
     }
