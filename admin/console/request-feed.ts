@@ -85,7 +85,8 @@ export function useRequestFeed(filter: FilterNode, filterKey: string): RequestFe
       const last = s.rows[s.rows.length - 1];
       try {
         const page = await api.queryRequests(s.filter, PAGE_SIZE, last ? { created_at: last.request_created_at, request_id: last.request_id } : undefined);
-        if (gen !== s.gen) return;
+        // The filter changed meanwhile: this page belongs to a listing no longer shown.
+        if (gen !== state.current.gen) return;
         const fresh = page.filter((r) => !s.ids.has(r.request_id)).map(slim);
         for (const r of fresh) s.ids.add(r.request_id);
         s.rows = s.rows.concat(fresh);
@@ -93,16 +94,14 @@ export function useRequestFeed(filter: FilterNode, filterKey: string): RequestFe
         setRows(s.rows);
         setDone(s.done);
       } catch (err) {
-        if (gen === s.gen) {
+        if (gen === state.current.gen) {
           s.done = true; // Stop the scroll from retrying a failing query in a loop.
           setDone(true);
           reportError(err);
         }
       } finally {
-        if (gen === s.gen) {
-          s.paging = false;
-          setLoading(false);
-        }
+        s.paging = false;
+        if (gen === state.current.gen) setLoading(false);
       }
     },
     [api, reportError],
@@ -114,7 +113,7 @@ export function useRequestFeed(filter: FilterNode, filterKey: string): RequestFe
       const newest = s.rows[0];
       const since = newest ? new Date(Date.parse(newest.request_created_at) - POLL_OVERLAP_MS).toISOString() : null;
       const page = await api.queryRequests(since ? newerThan(s.filter, since) : s.filter, PAGE_SIZE);
-      if (gen !== s.gen) return;
+      if (gen !== state.current.gen) return;
       const fresh = page.filter((r) => !s.ids.has(r.request_id)).map(slim);
       if (fresh.length === 0) return;
       for (const r of fresh) s.ids.add(r.request_id);

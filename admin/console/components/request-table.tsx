@@ -108,7 +108,7 @@ export function RequestTable({ rows, done, loading, openId, onOpen, onLoadMore }
       const next = Math.max(0, Math.min(rows.length - 1, selected + move));
       setSelected(next);
       virtualizer.scrollToIndex(next, { align: 'auto' });
-    } else if (e.key === 'Enter' && rows[selected]) {
+    } else if (e.key === 'Enter' && rows[selected] && !(e.target instanceof HTMLButtonElement || e.target instanceof HTMLAnchorElement)) {
       onOpen(rows[selected]!.request_id);
     }
   });
