@@ -8,10 +8,17 @@ import { useMemo } from 'react';
 
 // A link in a message opens in a new tab: following it must not leave the console, nor tell the
 // linked site where it came from.
+// An image from another site in logged text is not fetched: opening a log must not tell that
+// site (a tracking pixel in a prompt) who reads it. Its address is shown instead.
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A' && node.getAttribute('href')) {
     node.setAttribute('target', '_blank');
     node.setAttribute('rel', 'noopener noreferrer');
+  }
+  const src = node.tagName === 'IMG' ? node.getAttribute('src') : null;
+  if (src && !src.startsWith('data:')) {
+    node.removeAttribute('src');
+    node.setAttribute('alt', `[image not loaded: ${src}]`);
   }
 });
 

@@ -51,11 +51,25 @@ function ToolResult({ part }: { part: SchemaMessage }) {
   );
 }
 
-/** An image of a message; one that cannot be shown (offline, gone, not an image) says so instead. */
+/**
+ * An image of a message. Inline (`data:`) images show at once; an image on another site loads only
+ * when asked (opening a log must not tell that site who reads it). One that cannot be shown says so.
+ */
 function ImagePart({ url }: { url: string | undefined }) {
   const [failed, setFailed] = useState(false);
-  if (!url || failed) return <span className="badge">image{url && !url.startsWith('data:') ? ` ${url}` : ''} (not shown)</span>;
-  return <img className="msg-image" src={url} alt="image in the message" loading="lazy" onError={() => setFailed(true)} />;
+  const [asked, setAsked] = useState(false);
+  if (!url || failed) return <span className="badge">image (not shown)</span>;
+  if (!url.startsWith('data:') && !asked) {
+    return (
+      <span className="remote-image">
+        <span className="badge">image</span> <code>{url.length > 120 ? `${url.slice(0, 120)}…` : url}</code>{' '}
+        <button type="button" className="ghost" onClick={() => setAsked(true)}>
+          Load
+        </button>
+      </span>
+    );
+  }
+  return <img className="msg-image" src={url} alt="image in the message" onError={() => setFailed(true)} />;
 }
 
 /** One part of a message: text, reasoning, image, file, tool call or tool result. */
