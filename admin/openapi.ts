@@ -200,7 +200,7 @@ const OWN_SCHEMAS: Record<string, Schema> = {
   RequestCursor: {
     type: 'object',
     description:
-      'Keyset paging: the last row of the previous page (its request_created_at and request_id); the answer holds the rows after it in the default order (created_at desc, id desc). Not with offset or sort (400 naming before).',
+      'Keyset paging: the last row of the previous page (its request_created_at and request_id, as shown: times are stored to the millisecond); the answer holds the rows strictly after it in the default order (created_at desc, id desc), served by an index at any depth. Not with offset or sort (400 naming before).',
     properties: { created_at: isoTime('ISO-8601 date-time'), request_id: { type: 'string', format: 'uuid' } },
     required: ['created_at', 'request_id'],
     additionalProperties: false,

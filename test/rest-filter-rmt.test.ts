@@ -2,11 +2,15 @@
  * The filter tree's `request_response_rmt`, `response` and `properties` leaf members (admin/filter.ts)
  * through `POST /v1/request/query` and `POST /v1/request/count` on a fresh database: every field
  * against rows whose columns are set to known values, NULL semantics, property names as bind
- * parameters, branches mixing the members, and a 400 naming the exact path for each kind of mistake.
+ * parameters, branches mixing the members, a 400 naming the exact path for each kind of mistake, and
+ * a fast-check run: no filter over these members, however malformed, is a 500 on the query, the
+ * count or the dashboard, and all three agree on whether it is valid.
  * Run: node --import tsx --test test/rest-filter-rmt.test.ts
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
+import { RMT_FIELDS } from '../admin/filter.ts';
 import { assertError, call, ingest, logRecord, startRest, type RestEnv } from './rest-support.ts';
 
 let env: RestEnv;
@@ -216,5 +220,46 @@ describe('filter: validation of the new members names the exact path', () => {
   test('a property name holding U+0000 is a 400, never a 500', async () => {
     const r = await call(env, 'POST', '/v1/request/query', { filter: { properties: { 'a\u0000b': { equals: 'x' } } } });
     assertError(r, 400, /filter\.properties\.a\u0000b: must not contain the character U\+0000|U\+0000/);
+  });
+});
+
+describe('filter: property-based, the new members', () => {
+  test('no filter, however malformed, yields a 500; query, count and dashboard agree on validity and count', async () => {
+    const value = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 12 }),
+      fc.double(),
+      fc.integer(),
+      fc.jsonValue({ maxDepth: 1 }),
+      fc.constantFrom('2025-03-01', '2025-03-02T00:00:00Z', "' or 1=1 --", '%', '\\', 'prod', 'openai', 200, 0.25, 300),
+    );
+    const ops = fc.dictionary(fc.constantFrom('equals', 'not-equals', 'like', 'ilike', 'contains', 'not-contains', 'gte', 'lte', 'lt', 'gt', 'bogus'), value, { maxKeys: 3 });
+    const properties = fc.oneof(fc.dictionary(fc.oneof(fc.constantFrom('env', 'team', ''), fc.string({ unit: 'binary', maxLength: 6 })), fc.oneof(ops, value), { maxKeys: 2 }), value);
+    const rmtMember = fc.dictionary(fc.constantFrom(...Object.keys(RMT_FIELDS), 'x'), fc.oneof(ops, properties, value), { maxKeys: 3 });
+    const leaf = fc.record(
+      { request_response_rmt: rmtMember, response: fc.dictionary(fc.constantFrom('status', 'model', 'x'), fc.oneof(ops, value), { maxKeys: 2 }), properties },
+      { requiredKeys: [] },
+    );
+    const tree = fc.letrec<{ node: unknown }>((tie) => ({
+      node: fc.oneof({ maxDepth: 4 }, fc.constant('all'), leaf, fc.record({ left: tie('node'), operator: fc.constantFrom('and', 'or'), right: tie('node') })),
+    })).node;
+    let valid = 0;
+    await fc.assert(
+      fc.asyncProperty(tree, async (filter) => {
+        const what = JSON.stringify(filter).slice(0, 400);
+        const q = await call(env, 'POST', '/v1/request/query', { filter });
+        assert.ok(q.status === 200 || q.status === 400, `${q.status} ${q.text.slice(0, 200)} for ${what}`);
+        const c = await call(env, 'POST', '/v1/request/count', { filter });
+        assert.equal(c.status, q.status, `count: ${c.text.slice(0, 200)} for ${what}`);
+        const d = await call(env, 'POST', '/v1/dashboard/query', { filter, timeRange: { start: '2025-03-01', end: '2025-03-04' } });
+        assert.equal(d.status, q.status, `dashboard: ${d.text.slice(0, 200)} for ${what}`);
+        if (q.status === 200) {
+          valid++;
+          assert.equal(c.body.data, q.body.data.length, what);
+          assert.equal(d.body.data.totals.requests, q.body.data.length, what);
+        }
+      }),
+      { numRuns: 200 },
+    );
+    assert.ok(valid >= 10, `${valid} valid filters among the runs`);
   });
 });
