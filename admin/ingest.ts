@@ -5,7 +5,8 @@
  * record's dialect (admin/usage.ts: chat completions, Anthropic Messages, Responses). Costs (USD)
  * come from the model table (with the operator's `models:` overrides), Anthropic's 5-minute and
  * 1-hour cache writes priced apart; a cost that cannot be computed is null with `cost_note` saying
- * why. When the provider sent no usage, tokens are estimated with js-tiktoken here, off the proxy's
+ * why. A cache hit (`cacheReferenceId`) costs 0 and keeps the cost it saved (`cost_saved_usd`).
+ * When the provider sent no usage, tokens are estimated with js-tiktoken here, off the proxy's
  * request path, and the row says so (`tokens_source = 'estimated'`).
  */
 import { costOf } from '../shared/models.ts';
@@ -179,6 +180,8 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
   const model = r.modelSent ?? responseModel;
   const provider = r.provider ?? GATEWAY_PROVIDER;
   const cost = rowCost(provider, model, t);
+  // A cache hit called no provider: it cost nothing, and saved what its answer's tokens would have cost.
+  const hitOf = r.cacheReferenceId ?? null;
   const extra: Json = { attempts: r.attempts, endpoint: r.endpoint, clientClosed: r.clientClosed, bodyTruncated: r.bodyTruncated, modelSent: r.modelSent };
   if (r.tokenLimit) extra.tokenLimit = r.tokenLimit;
   if (r.removedMembers && r.removedMembers.length > 0) extra.removedMembers = r.removedMembers.slice(0, 1000).map((m) => m.slice(0, 512));
@@ -211,8 +214,11 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
     prompt_audio_tokens: usage?.promptAudioTokens ?? null,
     completion_audio_tokens: usage?.completionAudioTokens ?? null,
     tokens_source: t.source,
-    cost_usd: cost.usd,
+    cost_usd: hitOf !== null ? 0 : cost.usd,
     cost_note: cost.note,
+    cache_enabled: r.cacheEnabled === true,
+    cache_reference_id: hitOf,
+    cost_saved_usd: hitOf !== null ? cost.usd : null,
     session_id: textSafe(sessionOf(r)),
     prompt_text: textSafe(promptText(r.requestBody)),
     prompt_id: textSafe(r.prompt?.promptId ?? null),

@@ -5,9 +5,10 @@
  *   route → authenticate → rate-limit → stored-response (the Responses API's GET/DELETE …/responses/{id})
  *         → read-body → validate → resolve-prompt → responses-history (previous_response_id,
  *         item references) → token-limit → choose-provider → previous-response-provider
- *         → count-tokens (the gateway's own count) → translate → forward
+ *         → count-tokens (the gateway's own count) → cache-lookup (Svc-Cache-Enabled: a hit answers)
+ *         → translate → forward
  *         ⇢ provider ⇢ response (passthrough, mapped, retry)
- *         → observers: metrics, access log, response store, log record
+ *         → observers: metrics, access log, response store, cache writer, log record
  *
  * Each stage (./stages/) reads and writes the request's context (./pipeline/context.ts) and either
  * returns, suspends (a Promise, or the body's events), or throws a `GatewayError` answered in the
@@ -19,6 +20,7 @@
  */
 import http from 'node:http';
 import type { Features } from '../shared/config.ts';
+import { cacheWriterObserver } from './observers/cache-writer.ts';
 import { accessLogObserver } from './observers/access-log.ts';
 import { defineObservers } from './observers/dispatch.ts';
 import { logRecordObserver } from './observers/log-record.ts';
@@ -31,6 +33,7 @@ import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { answerClientError } from './server/client-error.ts';
 import { handleRequest } from './server/request.ts';
 import { authenticate } from './stages/authenticate.ts';
+import { cacheLookup } from './stages/cache-lookup.ts';
 import { chooseProvider } from './stages/choose-provider.ts';
 import { countTokensLocally } from './stages/count-tokens.ts';
 import { forward } from './stages/forward.ts';
@@ -51,7 +54,7 @@ export type { RequestContext } from './pipeline/context.ts';
 export interface Gateway {
   server: http.Server;
   /**
-   * Resolves once the response store can take writes (Redis connected, or its timeout waited);
+   * Resolves once the response store and the cache can take writes (Redis connected, or its timeout waited);
    * never rejects. Listen after it: see {@link ResponseStore.whenReady}.
    */
   ready(): Promise<void>;
@@ -80,6 +83,7 @@ export function requestPipeline(features: Features, rateLimiter: RateLimiter | n
       chooseProvider,
       previousResponseProvider,
       countTokensLocally,
+      cacheLookup,
       translate,
       forward,
     ],
@@ -89,10 +93,17 @@ export function requestPipeline(features: Features, rateLimiter: RateLimiter | n
 
 /**
  * The response observers in order: metrics (when there is a registry), the access log, the response
- * store (the Responses API's responses), the log record (observability).
+ * store (the Responses API's responses), the cache writer (a cache miss's answer), the log record
+ * (observability).
  */
 export function responseObservers(features: Features, hasMetrics: boolean): Observers {
-  return defineObservers([hasMetrics && metricsObserver, accessLogObserver, responseStoreObserver, features === 'observability' && logRecordObserver]);
+  return defineObservers([
+    hasMetrics && metricsObserver,
+    accessLogObserver,
+    responseStoreObserver,
+    cacheWriterObserver,
+    features === 'observability' && logRecordObserver,
+  ]);
 }
 
 /**
@@ -120,7 +131,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   return {
     server,
     rateLimiter,
-    ready: () => gw.responseStore.whenReady(),
+    ready: () => Promise.all([gw.responseStore.whenReady(), gw.cache.whenReady()]).then(() => {}),
     async close() {
       if (closing) return;
       closing = true;
@@ -146,4 +157,5 @@ async function drain(gw: GatewayRuntime, server: http.Server): Promise<void> {
   await gw.upstreamAgent.destroy();
   await gw.rateLimiter?.close();
   await gw.responseStore.close();
+  await gw.cache.close();
 }

@@ -191,6 +191,17 @@ export const GatewayConfigSchema = object({
     }),
   ),
   'token-limit': optional(object({ preload: optional(boolean()) })),
+  /** The response cache (issue 18): see {@link CacheConfig}. */
+  cache: optional(
+    object({
+      store: optional(enums(['memory', 'redis'])),
+      url: optional(string()),
+      'max-size': optional(PositiveInt),
+      'max-entry-size': optional(PositiveInt),
+      'default-max-age': optional(Duration),
+      timeout: optional(Duration),
+    }),
+  ),
   logging: optional(object({ level: optional(enums(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])) })),
   metrics: optional(object({ enabled: optional(boolean()) })),
   /** Operator overrides of the model table, keyed `<provider>/<model>`. */
@@ -268,6 +279,43 @@ export interface ProviderConfig {
 /** Which features run: `none` (no auth, no log), `auth` (API keys), `observability` (auth and request log). */
 export type Features = 'none' | 'auth' | 'observability';
 
+/**
+ * The response cache (`cache:` in gateway.yaml), used by requests that send `Svc-Cache-Enabled: true`.
+ * `store`: `memory` (one process, LRU bounded by `maxBytes`) or `redis` (`redisUrl`, shared by every
+ * gateway on it); `maxEntryBytes` bounds one stored answer (larger ones are not kept);
+ * `defaultTtlMs` is the lifetime without `Cache-Control: max-age` (at most 365 days); `timeoutMs`
+ * bounds a Redis read (past it the request is a miss).
+ */
+export interface CacheConfig {
+  store: 'memory' | 'redis';
+  redisUrl: string | null;
+  maxBytes: number;
+  maxEntryBytes: number;
+  defaultTtlMs: number;
+  timeoutMs: number;
+}
+
+/** The longest a cached answer lives (ms): 365 days, whatever `max-age` or `default-max-age` say. */
+export const CACHE_MAX_TTL_MS = 365 * 24 * 3600 * 1000;
+
+/**
+ * `cache:` with defaults: Redis when the rate-limit store is Redis (its URL), else memory; 256 MiB,
+ * 1 MiB per answer, 7 days, 500 ms.
+ * @throws {ConfigError} naming the key: a Redis store without a URL, a default lifetime over 365 days,
+ *   an entry larger than the whole memory store.
+ */
+function toCacheConfig(raw: RawGatewayConfig['cache'], rateLimitStore: string, rateLimitUrl: string | null, source: string): CacheConfig {
+  const store = raw?.store ?? (rateLimitStore === 'redis' ? 'redis' : 'memory');
+  const redisUrl = raw?.url ?? rateLimitUrl;
+  if (store === 'redis' && !redisUrl) throw new ConfigError(`${source}: cache.url: required when cache.store is "redis" (or set rate-limit-store.url)`);
+  const defaultTtlMs = toDuration(raw?.['default-max-age'], 7 * 24 * 3600 * 1000);
+  if (defaultTtlMs > CACHE_MAX_TTL_MS) throw new ConfigError(`${source}: cache.default-max-age: at most 365 days, got ${JSON.stringify(raw?.['default-max-age'])}`);
+  const maxBytes = raw?.['max-size'] ?? 256 * 1024 * 1024;
+  const maxEntryBytes = raw?.['max-entry-size'] ?? 1024 * 1024;
+  if (maxEntryBytes > maxBytes) throw new ConfigError(`${source}: cache.max-entry-size: ${maxEntryBytes} bytes exceeds cache.max-size (${maxBytes} bytes)`);
+  return { store, redisUrl: store === 'redis' ? redisUrl : null, maxBytes, maxEntryBytes, defaultTtlMs, timeoutMs: toDuration(raw?.timeout, 500) };
+}
+
 /** The validated, typed gateway configuration. Times in ms, sizes in bytes. */
 export interface GatewayConfig {
   features: Features;
@@ -290,6 +338,8 @@ export interface GatewayConfig {
    * request whose size needs a token count. Default false.
    */
   tokenLimit: { preload: boolean };
+  /** The response cache (`Svc-Cache-Enabled`). */
+  cache: CacheConfig;
   logLevel: string;
   /**
    * `models:`: prices (USD per 1M tokens) and limits (tokens) the operator adds or overrides, keyed
@@ -449,6 +499,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
     },
     admin: { maxBodyBytes: raw.admin?.['max-body-size'] ?? 1024 * 1024, retentionDays: raw.admin?.['retention-days'] ?? 90 },
     tokenLimit: { preload: raw['token-limit']?.preload ?? false },
+    cache: toCacheConfig(raw.cache, storeType, redisUrl, source),
     logLevel: raw.logging?.level ?? env.LOG_LEVEL ?? 'info',
     models: toModelOverrides(raw.models, source),
   };

@@ -6,7 +6,8 @@
  * capped in size by the proxy.
  *
  * Members added after the first release are `optional` so that records of proxies of the previous
- * version (which lack them) stay valid: `sessionId`, `removedMembers`, `wireFormat`.
+ * version (which lack them) stay valid: `sessionId`, `removedMembers`, `wireFormat`, `cacheEnabled`,
+ * `cacheReferenceId`.
  */
 import {
   any,
@@ -141,6 +142,13 @@ export const LogRecordSchema = object({
    * provider was called or the proxy is older.
    */
   wireFormat: optional(nullable(string())),
+  /** The request asked for the response cache (`Svc-Cache-Enabled: true`). Absent in older proxies' records. */
+  cacheEnabled: optional(boolean()),
+  /**
+   * A cache hit: the id of the request whose answer was served (the provider was not called; the
+   * usage is that answer's, and admin stores cost 0 with the cost it saved). Null or absent otherwise.
+   */
+  cacheReferenceId: optional(nullable(string())),
 });
 
 /** One request's log record, as sent from proxy to admin. */

@@ -119,7 +119,7 @@ test('the composition: no authenticate without keys, no rate-limit without a lim
   assert.ok(!none.stages.includes(rateLimit));
   const limiter = { check: () => ({ allowed: true, limit: Infinity, remaining: Infinity, resetAfterMs: 0, retryAfterMs: 0, policy: 'none' }), close: async () => {} };
   const auth = requestPipeline('auth', limiter);
-  assert.deepEqual(auth.stages.map((s) => s.name), ['route', 'authenticate', 'rateLimit', 'storedResponse', 'readBody', 'validate', 'resolvePrompt', 'responsesHistory', 'tokenLimit', 'chooseProvider', 'previousResponseProvider', 'countTokensLocally', 'translate', 'forward']);
+  assert.deepEqual(auth.stages.map((s) => s.name), ['route', 'authenticate', 'rateLimit', 'storedResponse', 'readBody', 'validate', 'resolvePrompt', 'responsesHistory', 'tokenLimit', 'chooseProvider', 'previousResponseProvider', 'countTokensLocally', 'cacheLookup', 'translate', 'forward']);
   assert.equal(auth.stages[auth.retryAt], chooseProvider);
   assert.equal(auth.stages[auth.pinnedRetryAt], translate);
   assert.equal(none.stages[none.retryAt], chooseProvider);

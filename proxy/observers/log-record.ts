@@ -5,7 +5,7 @@
  * were authenticated and whose body was parsed are recorded, of the endpoint kinds that are logged
  * (not count_tokens). A record carries the client's coding session (Claude Code's
  * `x-claude-code-session-id`; Codex's `session_id`), the members a translator removed, and the wire
- * format spoken.
+ * format spoken, and the cache: whether the request asked for it, and the request a hit's answer came from.
  */
 import type { LogRecord } from '../../shared/record.ts';
 import { clientHeader, properties } from '../pipeline/headers.ts';
@@ -63,6 +63,8 @@ export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null
     sessionId: sessionIdOf(ctx),
     removedMembers: ctx.call?.removed?.length ? ctx.call.removed : null,
     wireFormat: ctx.binding?.wireFormat ?? null,
+    cacheEnabled: ctx.cache !== null,
+    cacheReferenceId: ctx.cache?.hitOf ?? null,
   };
 }
 

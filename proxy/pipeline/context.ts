@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
+import type { CacheRequest } from '../cache/types.ts';
 import type { KeyEntry } from '../../shared/controlplane.ts';
 import type { ProviderName } from '../../shared/providers.ts';
 import type { LogRecord } from '../../shared/record.ts';
@@ -107,6 +108,10 @@ export interface RequestContext {
   call: ProviderCall | null;
   upstream: UpstreamRequest | null;
 
+  // --- cache-lookup ----------------------------------------------------------------------------
+  /** The request's cache key and options (it sent `Svc-Cache-Enabled: true`), and what a hit or a miss records; else null. */
+  cache: CacheRequest | null;
+
   // --- forward: the current attempt ------------------------------------------------------------
   /** The current attempt's exchange with the provider (set by `forward` with the phase `upstream`). */
   exchange: UpstreamAttempt | null;
@@ -202,6 +207,7 @@ export function createContext(gw: GatewayRuntime, req: IncomingMessage, res: Ser
     tried: new Set(),
     call: null,
     upstream: null,
+    cache: null,
     exchange: null,
     attemptStartMs: 0,
     attemptCount: 0,

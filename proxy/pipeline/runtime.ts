@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../../shared/config.ts';
 import type { ProviderName } from '../../shared/providers.ts';
+import { createCacheStore, type CacheStore } from '../cache/index.ts';
 import type { ControlPlaneClient } from '../controlplane.ts';
 import { Deadlines, sweepIntervalMs } from '../deadlines.ts';
 import type { Metrics } from '../metrics.ts';
@@ -32,6 +33,8 @@ export interface GatewayDeps {
   rateLimiter?: RateLimiter | null;
   /** The Responses API's response store; undefined: made from the config (Redis with a Redis rate-limit store, else memory). */
   responseStore?: ResponseStore;
+  /** The response cache's store; undefined: made from `cache:` in the config. */
+  cache?: CacheStore;
 }
 
 /** What every request shares. */
@@ -43,6 +46,8 @@ export interface GatewayRuntime {
   readonly rateLimiter: RateLimiter | null;
   /** The responses the gateway made or relayed (Responses API: `previous_response_id`, `GET /responses/{id}`). */
   readonly responseStore: ResponseStore;
+  /** The response cache (`Svc-Cache-Enabled`): memory or Redis. */
+  readonly cache: CacheStore;
   /** `svc.features` is `observability`: requests are recorded. */
   readonly observe: boolean;
   /** Routers by name (a Map: a path's router name never finds an inherited property). */
@@ -87,6 +92,7 @@ export function createRuntime(deps: GatewayDeps & { rateLimiter: RateLimiter | n
     metrics: deps.metrics,
     rateLimiter: deps.rateLimiter,
     responseStore: deps.responseStore ?? createResponseStore(config, logger),
+    cache: deps.cache ?? createCacheStore(config.cache, logger),
     observe: config.features === 'observability',
     routers,
     keyMissing,

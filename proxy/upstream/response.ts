@@ -76,12 +76,14 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
 }
 
 /**
- * Appends the gateway's headers to the client's list: `Svc-Id`, `Svc-Provider`, `Svc-Removed-Members`
+ * Appends the gateway's headers to the client's list: `Svc-Id`, `Svc-Provider`, `Svc-Cache: MISS` when
+ * the request asked for the cache (a hit never gets here), `Svc-Removed-Members`
  * when a translator removed request members (./removed-members.ts), and the admitted request's
  * rate-limit headers.
  */
 function addGatewayHeaders(ctx: RequestContext, list: string[]): string[] {
   list.push('svc-id', ctx.id, 'svc-provider', ctx.provider!);
+  if (ctx.cache !== null) list.push('svc-cache', 'MISS');
   const removed = removedMembersHeader(ctx.call?.removed);
   if (removed !== null) list.push('svc-removed-members', removed);
   const rl = ctx.rateLimitHeaders;

@@ -61,7 +61,7 @@ function orderBy(sql: Sql, sort: RequestQuery['sort']): Fragment {
 /**
  * The condition selecting the organization's requests per `query` on `request_log r`: the filter,
  * `isScored` (true: with a score, false: without), `isPartOfExperiment` (true: in a dataset, false:
- * in none), `isCached: true` (nothing: the gateway serves no cached answers).
+ * in none), `isCached` (true: response-cache hits, answered from the cache; false: every other request).
  * @throws {HttpError} 400 for an invalid filter.
  */
 function selectionCondition(sql: Sql, organizationId: string, query: RequestSelection): Fragment {
@@ -74,7 +74,7 @@ function selectionCondition(sql: Sql, organizationId: string, query: RequestSele
       query.isPartOfExperiment ? sql`exists (select 1 from dataset_row d where d.request_id = r.id)` : sql`not exists (select 1 from dataset_row d where d.request_id = r.id)`,
     );
   }
-  if (query.isCached === true) conditions.push(sql`false`);
+  if (query.isCached !== undefined) conditions.push(query.isCached ? sql`r.cache_reference_id is not null` : sql`r.cache_reference_id is null`);
   return conditions.reduce((a, b) => sql`${a} and ${b}`);
 }
 

@@ -35,6 +35,12 @@ export interface RequestRow {
   cost_usd: number | null;
   /** Why `cost_usd` is null although tokens were counted (admin/ingest.ts COST_NOTES); null otherwise and on older rows. */
   cost_note?: string | null;
+  /** The request asked for the response cache (`Svc-Cache-Enabled: true`); absent on rows read without it. */
+  cache_enabled?: boolean | null;
+  /** A cache hit: the request whose answer was served; null otherwise. */
+  cache_reference_id?: string | null;
+  /** A cache hit: what its answer would have cost at the provider (USD); null otherwise. */
+  cost_saved_usd?: number | null;
   /** The client's coding session (Claude Code's `x-claude-code-session-id`); null when it named none. */
   session_id?: string | null;
   prompt_id: string | null;
@@ -190,9 +196,12 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
  * `svc-cost-note` (why `cost` is null although tokens were counted, e.g. `unknown model price: ...`),
  * `svc-removed-members` (JSON: the request members a translator removed),
  * `svc-wire-format` (the provider's wire format) and `svc-cache-write-1h-tokens` (the part of
- * `prompt_cache_write_tokens` written with Anthropic's 1-hour TTL).
+ * `prompt_cache_write_tokens` written with Anthropic's 1-hour TTL), and on a response-cache hit
+ * `svc-cache-cost-saved` (USD: what the served answer would have cost at the provider; the hit's `cost` is 0).
  */
-export function shownProperties(row: Pick<RequestRow, 'properties' | 'extra' | 'tokens_source' | 'session_id' | 'cost_note'>): Record<string, string> {
+export function shownProperties(
+  row: Pick<RequestRow, 'properties' | 'extra' | 'tokens_source' | 'session_id' | 'cost_note'> & { cost_saved_usd?: number | null },
+): Record<string, string> {
   const out: Record<string, string> = { ...(row.properties ?? {}) };
   const extra = row.extra ?? {};
   const attempts = extra.attempts as unknown[] | undefined;
@@ -213,6 +222,7 @@ export function shownProperties(row: Pick<RequestRow, 'properties' | 'extra' | '
   if (Array.isArray(extra.removedMembers) && extra.removedMembers.length > 0) out['svc-removed-members'] = JSON.stringify(extra.removedMembers);
   if (typeof extra.wireFormat === 'string') out['svc-wire-format'] = extra.wireFormat;
   if (typeof extra.cacheWrite1hTokens === 'number') out['svc-cache-write-1h-tokens'] = String(extra.cacheWrite1hTokens);
+  if (typeof row.cost_saved_usd === 'number') out['svc-cache-cost-saved'] = String(row.cost_saved_usd);
   return out;
 }
 
@@ -285,8 +295,8 @@ export function toSvcRequest(row: RequestRow): Json {
     assets: [],
     target_url: row.target_url ?? '',
     model: row.response_model ?? row.request_model ?? '',
-    cache_reference_id: null,
-    cache_enabled: false,
+    cache_reference_id: row.cache_reference_id ?? null,
+    cache_enabled: row.cache_enabled === true,
     updated_at: row.updated_at.toISOString(),
     ai_gateway_body_mapping: bodyMapping(row),
   };

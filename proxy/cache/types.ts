@@ -1,0 +1,63 @@
+/**
+ * The response cache's shapes (issue 18): what one stored answer holds, the store both kinds
+ * (memory, Redis) implement, and what a request that opted in (`Svc-Cache-Enabled: true`) carries
+ * on its context. A key holds a *bucket*: up to `Svc-Cache-Bucket-Max-Size` (≤ 20) different
+ * answers to the same request, served in turn once full.
+ */
+
+/** Most answers one key keeps (`Svc-Cache-Bucket-Max-Size` at most). */
+export const MAX_BUCKET_SIZE = 20;
+
+/** One answer as its client got it, kept to be served again. */
+export interface CachedAnswer {
+  /** The request whose answer this is (a hit's `cache_reference_id`). */
+  requestId: string;
+  /** HTTP status (2xx: only successful answers are kept). */
+  status: number;
+  /** True for an SSE stream (replayed as a stream, event by event). */
+  streamed: boolean;
+  /** The answer's `content-type`. */
+  contentType: string;
+  /** The body bytes the client received (decoded: providers are asked for identity encoding). */
+  body: Buffer;
+}
+
+/**
+ * Where answers are kept. `get` is synchronous in memory and a Promise with Redis (bounded by the
+ * store's timeout; it resolves null, never rejects, when Redis is down: a miss, not an error).
+ */
+export interface CacheStore {
+  readonly name: 'memory' | 'redis';
+  /** The key's bucket (oldest answer first), or null when empty or expired. */
+  get(key: string): CachedAnswer[] | null | Promise<CachedAnswer[] | null>;
+  /**
+   * Adds `answer` to the key's bucket unless it already holds `bucketMax`; the key lives `ttlMs`
+   * (ms) from now. Fire and forget: failures are logged, never thrown.
+   */
+  add(key: string, answer: CachedAnswer, ttlMs: number, bucketMax: number): void;
+  /** Resolves once the store can serve (Redis connected or its timeout waited); never rejects. */
+  whenReady(): Promise<void>;
+  /** Flushes and disconnects. */
+  close(): Promise<void>;
+}
+
+/** What a request with `Svc-Cache-Enabled: true` carries (`ctx.cache`); see stages/cache-lookup.ts. */
+export interface CacheRequest {
+  /** SHA-256 (hex) of the organization, seed, endpoint kind, provider, model and canonical body. */
+  key: string;
+  /** Lifetime of an answer stored by this request (ms). */
+  ttlMs: number;
+  /** `Svc-Cache-Bucket-Max-Size` (1..20). */
+  bucketMax: number;
+  /** The request whose answer was served (a hit), else null. */
+  hitOf: string | null;
+  /** A miss's answer as the client got it, piece by piece; null when not recorded (or too large). */
+  chunks: Buffer[] | null;
+  /** Bytes in {@link chunks}. */
+  bytes: number;
+  /** The miss's answer is a stream. */
+  streamed: boolean;
+  /** A hit's stream being replayed: its events, and the next to write. */
+  replay: Buffer[] | null;
+  replayAt: number;
+}
