@@ -1,0 +1,132 @@
+/**
+ * Unit tests of the response cache's parts (issue 18): the `cache:` config and its errors, the key
+ * (canonical JSON: member order, ignored members, every part counts), the request headers, the
+ * memory store (bytes bound, bucket size, expiry), and the lookup stage on a runtime without a server.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MemoryCacheStore } from '../proxy/cache/memory.ts';
+import { cacheKey, type KeyParts } from '../proxy/cache/key.ts';
+import { cacheEnabled, cacheOptions } from '../proxy/cache/request.ts';
+import type { CachedAnswer } from '../proxy/cache/types.ts';
+import { GatewayError } from '../proxy/errors.ts';
+import { cacheLookup } from '../proxy/stages/cache-lookup.ts';
+import { buildConfig, ConfigError } from '../shared/config.ts';
+import { closeRuntime, makeContext, makeRuntime } from './support/stage-context.ts';
+
+const bad = (doc: unknown, pattern: RegExp) => assert.throws(() => buildConfig(doc, {}), (e: unknown) => e instanceof ConfigError && pattern.test(e.message));
+
+test('cache config: defaults, Redis from the rate-limit store, and errors naming the key', () => {
+  const c = buildConfig({}, {}).cache;
+  assert.deepEqual(c, { store: 'memory', redisUrl: null, maxBytes: 256 * 1024 * 1024, maxEntryBytes: 1024 * 1024, defaultTtlMs: 7 * 24 * 3600 * 1000, timeoutMs: 500 });
+  const r = buildConfig({ 'rate-limit-store': { type: 'redis', url: 'redis://h:6379' } }, {}).cache;
+  assert.equal(r.store, 'redis');
+  assert.equal(r.redisUrl, 'redis://h:6379');
+  assert.equal(buildConfig({ 'rate-limit-store': { type: 'redis', url: 'redis://h' }, cache: { store: 'memory' } }, {}).cache.store, 'memory');
+  assert.equal(buildConfig({ cache: { 'default-max-age': '1h', 'max-size': 1000, 'max-entry-size': 10 } }, {}).cache.defaultTtlMs, 3_600_000);
+  bad({ cache: { store: 'redis' } }, /cache\.url: required when cache\.store is "redis"/);
+  bad({ cache: { store: 'disk' } }, /cache\.store/);
+  bad({ cache: { 'default-max-age': '400d' } }, /cache\.default-max-age: at most 365 days/);
+  bad({ cache: { 'default-max-age': 'soon' } }, /cache\.default-max-age/);
+  bad({ cache: { 'max-size': 10, 'max-entry-size': 11 } }, /cache\.max-entry-size: 11 bytes exceeds cache\.max-size/);
+  bad({ cache: { 'max-size': 0 } }, /cache\.max-size/);
+  bad({ cache: { sizes: 1 } }, /cache\.sizes: unknown key/);
+});
+
+const parts = (over: Partial<KeyParts> = {}): KeyParts => ({
+  organization: 'org-1',
+  seed: '',
+  endpoint: 'chat',
+  provider: 'openai',
+  model: 'gpt-4o-mini',
+  body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], temperature: 0 },
+  ignore: null,
+  ...over,
+});
+
+test('cache key: member order does not matter, every part counts, ignored members are left out', () => {
+  const k = cacheKey(parts());
+  assert.match(k, /^[0-9a-f]{64}$/);
+  assert.equal(cacheKey(parts({ body: { temperature: 0, messages: [{ content: 'hi', role: 'user' }], model: 'openai/gpt-4o-mini' } })), k);
+  for (const over of [{ organization: 'org-2' }, { seed: 's' }, { endpoint: 'responses' }, { provider: 'groq' }, { model: 'gpt-4o' }] as Partial<KeyParts>[]) {
+    assert.notEqual(cacheKey(parts(over)), k, JSON.stringify(over));
+  }
+  assert.notEqual(cacheKey(parts({ body: { ...parts().body, user: 'a' } })), k);
+  assert.equal(cacheKey(parts({ body: { ...parts().body, user: 'a' }, ignore: ['user'] })), k);
+  const body = { ...parts().body, user: 'a' };
+  cacheKey(parts({ body, ignore: ['user'] }));
+  assert.equal(body.user, 'a', "the client's body is not changed");
+});
+
+const req = (headers: Record<string, string>) => ({ headers }) as never;
+
+test('cache headers: values and the 400s naming the header', () => {
+  assert.equal(cacheEnabled('true'), true);
+  assert.equal(cacheEnabled(' TRUE '), true);
+  assert.equal(cacheEnabled('false'), false);
+  assert.throws(() => cacheEnabled('1'), (e: unknown) => e instanceof GatewayError && e.status === 400 && /Svc-Cache-Enabled/.test(e.message));
+  assert.deepEqual(cacheOptions(req({}), 5000), { ttlMs: 5000, bucketMax: 1, seed: '', ignore: null });
+  assert.deepEqual(cacheOptions(req({ 'cache-control': 'public, max-age=60', 'svc-cache-bucket-max-size': '20', 'svc-cache-seed': 'x', 'svc-cache-ignore-keys': ' a , b' }), 5000), {
+    ttlMs: 60_000,
+    bucketMax: 20,
+    seed: 'x',
+    ignore: ['a', 'b'],
+  });
+  assert.equal(cacheOptions(req({ 'cache-control': 'no-store' }), 5000).ttlMs, 5000);
+  assert.equal(cacheOptions(req({ 'cache-control': 'max-age=31536000' }), 5000).ttlMs, 31_536_000_000);
+  const rejects = (h: Record<string, string>, name: RegExp) =>
+    assert.throws(() => cacheOptions(req(h), 5000), (e: unknown) => e instanceof GatewayError && e.status === 400 && name.test(e.message), JSON.stringify(h));
+  rejects({ 'cache-control': 'max-age=31536001' }, /^Cache-Control/);
+  rejects({ 'cache-control': 'max-age=0' }, /^Cache-Control/);
+  rejects({ 'cache-control': 'max-age=-5' }, /^Cache-Control/);
+  rejects({ 'svc-cache-bucket-max-size': '21' }, /^Svc-Cache-Bucket-Max-Size/);
+  rejects({ 'svc-cache-bucket-max-size': '2.5' }, /^Svc-Cache-Bucket-Max-Size/);
+  rejects({ 'svc-cache-seed': 'x'.repeat(257) }, /^Svc-Cache-Seed/);
+  rejects({ 'svc-cache-ignore-keys': 'a,' }, /^Svc-Cache-Ignore-Keys/);
+});
+
+const answer = (id: string, bytes: number): CachedAnswer => ({ requestId: id, status: 200, streamed: false, contentType: 'application/json', body: Buffer.alloc(bytes, 120) });
+
+test('memory store: buckets up to their size, bounded by bytes (least recently used out), expiry', async () => {
+  const store = new MemoryCacheStore(10_000);
+  store.add('k', answer('a', 100), 60_000, 2);
+  store.add('k', answer('b', 100), 60_000, 2);
+  store.add('k', answer('c', 100), 60_000, 2);
+  assert.deepEqual(store.get('k')!.map((a) => a.requestId), ['a', 'b'], 'a full bucket takes no more');
+  store.add('big1', answer('x', 4000), 60_000, 1);
+  store.get('k');
+  store.add('big2', answer('y', 4000), 60_000, 1);
+  store.add('big3', answer('z', 4000), 60_000, 1);
+  assert.equal(store.get('big1'), null, 'the least recently used went first');
+  assert.ok(store.get('k') && store.get('big3'));
+  store.add('short', answer('s', 10), 30, 1);
+  assert.ok(store.get('short'));
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(store.get('short'), null, 'expired');
+});
+
+test('cache-lookup stage: nothing without the header; a key and a miss with it; a 400 for a bad value', async () => {
+  const gw = makeRuntime();
+  try {
+    const body = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+    const plain = makeContext(gw, { path: '/ai/chat/completions', body });
+    plain.provider = 'openai';
+    plain.model = 'gpt-4o-mini';
+    plain.body = body as never;
+    assert.equal(cacheLookup(plain), undefined);
+    assert.equal(plain.cache, null);
+
+    const on = makeContext(gw, { path: '/ai/chat/completions', body, headers: { 'svc-cache-enabled': 'true', 'svc-cache-bucket-max-size': '2' } });
+    Object.assign(on, { provider: 'openai', model: 'gpt-4o-mini', body });
+    assert.equal(cacheLookup(on), undefined, 'a miss runs on');
+    assert.match(on.cache!.key, /^[0-9a-f]{64}$/);
+    assert.equal(on.cache!.bucketMax, 2);
+    assert.equal(on.cache!.ttlMs, 7 * 24 * 3600 * 1000);
+
+    const badValue = makeContext(gw, { path: '/ai/chat/completions', body, headers: { 'svc-cache-enabled': 'maybe' } });
+    Object.assign(badValue, { provider: 'openai', model: 'gpt-4o-mini', body });
+    assert.throws(() => cacheLookup(badValue), (e: unknown) => e instanceof GatewayError && e.status === 400);
+  } finally {
+    await closeRuntime(gw);
+  }
+});
