@@ -75,8 +75,16 @@ export function consoleStatic(root: string = CONSOLE_DIR): Middleware {
       return;
     }
     setHeaders(ctx);
-    // The bundles keep fixed names (app.js, app.css), so the browser revalidates each load.
-    const options: SendOptions = { root, index: 'index.html', setHeaders: (res) => res.setHeader('cache-control', 'no-cache') };
+    // The bundles keep fixed names (app.js, app.css), so the browser revalidates each load; a
+    // precompressed copy (.br, .gz, written by the build) goes to a browser that accepts it.
+    const options: SendOptions = {
+      root,
+      index: 'index.html',
+      setHeaders: (res) => {
+        res.setHeader('cache-control', 'no-cache');
+        res.setHeader('vary', 'accept-encoding');
+      },
+    };
     try {
       await send(ctx, ctx.path, options);
       return;

@@ -14,9 +14,11 @@
  * (`<file>.mjs.map`, read by bench/profile.ts). No `keepNames`: tsx's `__name` wrappers are what
  * this avoids. Run: `node --import tsx scripts/build.ts` (about 20 ms per bundle).
  */
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { brotliCompress, gzip, constants as zlibConstants } from 'node:zlib';
 import * as esbuild from 'esbuild';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -88,13 +90,41 @@ async function buildSingle(entry: string, outfile: string): Promise<void> {
   }
 }
 
-/** Bundles the console into `outdir` (relative to the repository root, or absolute) and writes its index.html. */
+const brotliAsync = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+
+/**
+ * Writes a Brotli and a gzip copy beside each script and stylesheet of `out`, which @koa/send
+ * serves to browsers that accept them (a third of the bytes, compressed once at build time).
+ */
+async function precompress(out: string): Promise<void> {
+  const files = (await readdir(out)).filter((f) => f.endsWith('.js') || f.endsWith('.css'));
+  await Promise.all(
+    files.map(async (f) => {
+      const data = await readFile(path.join(out, f));
+      // Brotli quality 5: within 10 % of the size of 11 at a fiftieth of its time (npm start waits for it).
+      const [br, gz] = await Promise.all([brotliAsync(data, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } }), gzipAsync(data)]);
+      await Promise.all([writeFile(path.join(out, `${f}.br`), br), writeFile(path.join(out, `${f}.gz`), gz)]);
+    }),
+  );
+}
+
+/**
+ * Bundles the console into `outdir` (relative to the repository root, or absolute) and writes its
+ * index.html. Pages load their heavy libraries as they open (chart.js with the Dashboard, the
+ * markdown and diff libraries with a request or a prompt), split into `chunk-*.js` files, so the
+ * Requests page starts on the smallest script.
+ */
 async function bundleConsole(outdir: string): Promise<void> {
   const out = path.resolve(ROOT, outdir);
+  // A previous build's chunks (their names carry hashes) would pile up: start from an empty folder.
+  await rm(out, { recursive: true, force: true });
   await esbuild.build({
     absWorkingDir: ROOT,
     entryPoints: { app: CONSOLE.entry },
     outdir: out,
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     bundle: true,
     minify: true,
     format: 'esm',
@@ -109,6 +139,7 @@ async function bundleConsole(outdir: string): Promise<void> {
     logLevel: 'warning',
   });
   await writeFile(path.join(out, 'index.html'), CONSOLE_INDEX);
+  await precompress(out);
 }
 
 // esbuild's service process is stopped once no build of this module is running any more.

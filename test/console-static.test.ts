@@ -150,9 +150,18 @@ test('buildConsole writes index.html, app.js and app.css that admin serves', asy
   assert.doesNotMatch(index, /https?:\/\//);
   assert.ok(readFileSync(path.join(out, 'app.css'), 'utf8').length > 0);
   const base = await startAdmin(out);
-  const js = await fetch(`${base}/app.js`);
+  const js = await fetch(`${base}/app.js`, { headers: { 'accept-encoding': 'br' } });
   assert.equal(js.status, 200);
+  assert.equal(js.headers.get('content-encoding'), 'br', 'the precompressed copy');
+  assert.match(js.headers.get('content-type') ?? '', /javascript/);
   const code = await js.text();
   assert.ok(code.length > 10_000, 'the bundle holds React and the pages');
   assert.doesNotMatch(code, /fonts\.googleapis|cdn\.jsdelivr|unpkg\.com/);
+  // The pages' heavy libraries are chunks of their own, loaded from admin as pages open.
+  const chunks = [...code.matchAll(/"\.\/(chunk-[A-Z0-9]+\.js)"/g)].map((m) => m[1]!);
+  assert.ok(chunks.length > 0, 'app.js imports its chunks');
+  for (const chunk of chunks) assert.equal((await fetch(`${base}/${chunk}`)).status, 200, chunk);
+  const plain = await fetch(`${base}/app.js`, { headers: { 'accept-encoding': 'identity' } });
+  assert.equal(plain.headers.get('content-encoding'), null);
+  assert.equal(await plain.text(), code);
 });

@@ -2,18 +2,21 @@
  * The console's shell: sign-in until a key is held (sessionStorage), then the nav, the error
  * banner and the routed page. Number keys 1–5 switch pages when no field has focus.
  */
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiError, createApi } from './api.ts';
 import { ErrorBanner } from './components/error-banner.tsx';
 import { Nav } from './components/nav.tsx';
 import { ApiKeysPage } from './pages/api-keys.tsx';
-import { DashboardPage } from './pages/dashboard.tsx';
 import { DatasetsPage } from './pages/datasets.tsx';
-import { PromptsPage } from './pages/prompts.tsx';
 import { RequestsPage } from './pages/requests.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { isTyping, navigate, PAGES, parseRoute, useRoute } from './router.ts';
 import { KEY_STORAGE, SessionContext, type Session } from './session.tsx';
+
+// Pages with heavy libraries load when first opened (chart.js, the diff library): the Requests
+// page, where the console starts, does not wait for them.
+const DashboardPage = lazy(() => import('./pages/dashboard.tsx').then((m) => ({ default: m.DashboardPage })));
+const PromptsPage = lazy(() => import('./pages/prompts.tsx').then((m) => ({ default: m.PromptsPage })));
 
 /** The message shown for a failure. */
 function messageOf(err: unknown): string {
@@ -75,11 +78,13 @@ export function App() {
         <Nav page={route.page} onSignOut={signOut} />
         <main className="main">
           <ErrorBanner message={error} onClose={() => setError(null)} />
-          {route.page === 'requests' && <RequestsPage openId={route.id} />}
-          {route.page === 'dashboard' && <DashboardPage />}
-          {route.page === 'prompts' && <PromptsPage openId={route.id} />}
-          {route.page === 'datasets' && <DatasetsPage openId={route.id} />}
-          {route.page === 'keys' && <ApiKeysPage />}
+          <Suspense fallback={<p className="muted pad">Loading…</p>}>
+            {route.page === 'requests' && <RequestsPage openId={route.id} />}
+            {route.page === 'dashboard' && <DashboardPage />}
+            {route.page === 'prompts' && <PromptsPage openId={route.id} />}
+            {route.page === 'datasets' && <DatasetsPage openId={route.id} />}
+            {route.page === 'keys' && <ApiKeysPage />}
+          </Suspense>
         </main>
       </div>
     </SessionContext.Provider>
