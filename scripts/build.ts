@@ -3,8 +3,9 @@
  * `dist/` (git-ignored) with esbuild:
  *
  * - `proxy/main.ts` → `dist/proxy.mjs`, what `npm start` and `npm run proxy` run;
- * - the web console, `admin/console/main.tsx` → `dist/console/` (index.html, app.js, app.css), for
- *   browsers, minified, every package inlined; admin serves it at `/` (admin/console-static.ts);
+ * - the web console, `admin/console/main.tsx` → `dist/console/` (index.html, app.js, app.css and the
+ *   pages' chunk-*.js, each with .br and .gz copies), for browsers, minified, every package inlined;
+ *   admin serves it at `/` (admin/console-static.ts);
  * - the benchmark's own processes under load, so they compare fairly with the gateway:
  *   `bench/forward-node.ts`, `bench/forward-http-proxy3.ts`, `bench/stub-hold.ts` and
  *   `test/support/stub-upstream.ts` → `dist/bench/<name>.mjs`.
@@ -154,8 +155,9 @@ async function withEsbuild<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Builds the web console into `outdir` (default `dist/console`): `index.html`, `app.js` and
- * `app.css` (with source maps). Tests call it to serve a real console.
+ * Builds the web console into `outdir` (default `dist/console`, emptied first): `index.html`,
+ * `app.js`, `app.css` and the chunks (with source maps and compressed copies). Tests call it to
+ * serve a real console.
  * @throws when esbuild reports an error (printed as well).
  */
 export function buildConsole(outdir: string = CONSOLE.outdir): Promise<void> {
