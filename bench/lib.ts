@@ -174,6 +174,17 @@ export interface Target {
   body: Buffer;
   /** PID of the server under test (CPU time and RSS are read from it). */
   pid: number | undefined;
+  /**
+   * A header given a new value (a counter) on every request, e.g. `svc-cache-seed` so that every
+   * request is a cache miss; absent: every request is the same.
+   */
+  varyHeader?: string;
+}
+
+/** autocannon's per-request hook setting `name` to a fresh counter value on each request. */
+function varying(name: string): Array<{ setupRequest: (req: { headers?: Record<string, string> }) => unknown }> {
+  let n = 0;
+  return [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, [name]: String(n++) } }) }];
 }
 
 interface AutocannonResult {
@@ -199,6 +210,8 @@ interface AutocannonOptions {
   overallRate?: number;
   ignoreCoordinatedOmission?: boolean;
   timeout?: number;
+  /** Per-request hooks (the request's defaults are the options above). */
+  requests?: ReturnType<typeof varying>;
 }
 
 const require = createRequire(import.meta.url);
@@ -242,6 +255,7 @@ export async function load(target: Target, opts: LoadOptions): Promise<LoadResul
     method: 'POST',
     headers: target.headers,
     body: target.body,
+    ...(target.varyHeader !== undefined ? { requests: varying(target.varyHeader) } : {}),
     connections: opts.connections,
     pipelining: opts.pipelining,
     ...(opts.amount !== undefined ? { amount: opts.amount } : { duration: opts.duration }),

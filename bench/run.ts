@@ -11,7 +11,7 @@
  * median per target, with the ratios c/a, c/b and c/b3. Results: bench/results/<scenario>.json and
  * bench/results/summary.json. See bench/README.md.
  *
- * Options: --scenario=a,b (default all: nonstream, stream, auth, observability, tokenlimit, streams, messages, responses, console)
+ * Options: --scenario=a,b (default all: nonstream, stream, auth, observability, tokenlimit, streams, messages, responses, cache, console)
  * --duration=S (seconds per measured run, default 5) --rounds=N (3) --warmup=S (1)
  * --connections=N (50) --rate=N (500, the fixed-rate phases) --max-other-cpu=P (15: a measured run
  * during which other processes used more than P % of the machine is repeated, at most twice)
@@ -536,6 +536,64 @@ async function streaming(o: Options): Promise<ScenarioResult> {
   }
 }
 
+/**
+ * The cache scenario (issue 18), non-streaming chat on one gateway with the memory store: a hit
+ * (`c_hit`: the same request with `Svc-Cache-Enabled: true`, answered from the cache) must beat
+ * the bare node:http forwarder (b), and a miss (`c_miss`: a new `Svc-Cache-Seed` on every request,
+ * so each is looked up, forwarded, recorded and stored) may cost at most 5 % of throughput over the
+ * same request without the cache header (`c`, which varies a header of no meaning, so the client
+ * does the same work).
+ */
+async function cacheScenario(o: Options): Promise<ScenarioResult> {
+  const name = 'cache';
+  const s = await startStack({ scenario: name, profile: o.profile, features: 'none' });
+  try {
+    const [a, b, , c] = targetsFor(s, 'gpt-4o-mini', CHAT_BODY);
+    const on = { ...c!.headers, 'svc-cache-enabled': 'true' };
+    const targets: Target[] = [
+      a!,
+      b!,
+      { ...c!, key: 'c', label: 'gateway, no cache header', varyHeader: 'x-bench-n' },
+      { ...c!, key: 'c_miss', label: 'gateway, cache miss (new seed each)', headers: on, varyHeader: 'svc-cache-seed' },
+      { ...c!, key: 'c_hit', label: 'gateway, cache hit', headers: on },
+    ];
+    // The hit target's answer is stored before the measurement: probe until it is a hit.
+    for (let i = 0; i < 2; i++) {
+      const probe = await fetch(c!.url, { method: 'POST', headers: on, body: c!.body.toString() });
+      await probe.arrayBuffer();
+      if (probe.status !== 200) throw new Error(`${name}: the gateway answered ${probe.status}`);
+      if (i === 1 && probe.headers.get('svc-cache') !== 'HIT') throw new Error(`${name}: the second request was a ${probe.headers.get('svc-cache')}, not a hit`);
+    }
+    const tp = await throughput(targets, o);
+    printThroughput(targets, tp, o);
+    const rps = (k: string) => tp.perTarget[k]!.median.rps!;
+    const cpu = (k: string) => tp.perTarget[k]!.median.serverCpuUsPerReq ?? NaN;
+    const hitVsB = round(rps('c_hit') / rps('b'), 3);
+    const missVsPlain = round(rps('c_miss') / rps('c'), 3);
+    const missCpuOver = round(cpu('c_miss') / cpu('c') - 1, 3);
+    console.log(`hit/b ${hitVsB}  miss/plain ${missVsPlain}  miss CPU per request over plain ${missCpuOver === null ? 'n/a' : `${round(missCpuOver * 100, 1)} %`}`);
+    return {
+      scenario: name,
+      description: 'response cache: hits vs the node:http forwarder; a miss vs the same request without the header (memory store, svc.features none)',
+      summary: {
+        rps: Object.fromEntries(targets.map((t) => [t.key, Math.round(rps(t.key))])),
+        serverCpuUsPerReq: Object.fromEntries(targets.map((t) => [t.key, round(cpu(t.key), 0)])),
+        hitVsB,
+        missVsPlain,
+        missCpuOverPlain: missCpuOver,
+        otherProcessesCpuPct: { throughput: otherCpu(tp) },
+      },
+      checks: [
+        { scenario: name, target: 'cache hit req/s > node:http forwarder (b)', measured: `c_hit/b ${hitVsB}`, met: (hitVsB ?? 0) > 1 },
+        { scenario: name, target: 'cache miss req/s ≥ 0.95 × without the header', measured: `c_miss/c ${missVsPlain}`, met: (missVsPlain ?? 0) >= 0.95 },
+      ],
+      detail: { throughput: slim(tp) },
+    };
+  } finally {
+    await s.stop();
+  }
+}
+
 /** The messages scenario's request: CHAT_BODY's conversation in Anthropic's Messages shape. */
 const MESSAGES_BODY = {
   system: 'You are a helpful assistant.',
@@ -1053,6 +1111,7 @@ const SCENARIOS: Record<string, Scenario> = {
   streams: { description: '2,000 concurrent open streams; proxy RSS', run: openStreamsScenario },
   messages: { description: 'Anthropic Messages: passthrough throughput beside chat; translated streaming time to first byte', run: (o) => dialectScenario(o, MESSAGES_BENCH) },
   responses: { description: 'OpenAI Responses: passthrough throughput beside chat; translated streaming time to first byte', run: (o) => dialectScenario(o, RESPONSES_BENCH) },
+  cache: { description: 'response cache: hit throughput vs the node:http forwarder, a miss vs no cache header', run: cacheScenario },
   console: {
     description: "the console's Requests page on a large request log in headless Chromium: first page and keyset page",
     run: (o) => consoleScenario({ rows: o.rows, loads: 7, pages: 5 }),
