@@ -20,7 +20,7 @@ const PromptsPage = lazy(() => import('./pages/prompts.tsx').then((m) => ({ defa
 
 /** The message shown for a failure. */
 function messageOf(err: unknown): string {
-  if (err instanceof ApiError) return err.status === 401 ? `${err.message} (sign out and use a valid key)` : err.message;
+  if (err instanceof ApiError) return err.status === 401 ? `signed out: the key was refused (${err.message})` : err.message;
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -61,7 +61,14 @@ export function App() {
     setKey(null);
     setError(null);
   }, []);
-  const reportError = useCallback((err: unknown) => setError(err === null ? null : messageOf(err)), []);
+  const reportError = useCallback((err: unknown) => {
+    // A refused key (revoked, perhaps on the API keys page) ends the session: back to sign-in.
+    if (err instanceof ApiError && err.status === 401) {
+      sessionStorage.removeItem(KEY_STORAGE);
+      setKey(null);
+    }
+    setError(err === null ? null : messageOf(err));
+  }, []);
   const session = useMemo<Session | null>(() => (key ? { api: createApi(key), signOut, reportError } : null), [key, signOut, reportError]);
 
   if (!session) {

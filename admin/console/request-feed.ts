@@ -4,7 +4,7 @@
  * requests appear without a reload. Rows are kept slim (no bodies): a million of them must fit.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { Api, SvcRequest } from './api.ts';
+import { ApiError, type Api, type SvcRequest } from './api.ts';
 import { newerThan, type FilterNode } from './filters.ts';
 import { useSession } from './session.tsx';
 
@@ -138,13 +138,14 @@ export function useRequestFeed(filter: FilterNode, filterKey: string): RequestFe
       if (polling || document.hidden || state.current.paging) return;
       polling = true;
       poll(gen)
-        .catch(() => {}) // A failed poll is retried on the next tick; the banner is for the user's own actions.
+        // A failed poll is retried on the next tick; only a refused key is said (it ends the session).
+        .catch((err) => err instanceof ApiError && err.status === 401 && reportError(err))
         .finally(() => (polling = false));
     }, POLL_MS);
     return () => clearInterval(timer);
     // The filter object is rebuilt on each render; `filterKey` says when it really changed.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [filterKey, api]);
+  }, [filterKey, api, reportError]);
 
   const loadMore = useCallback(() => void loadPage(state.current.gen), [loadPage]);
   return { rows, total, loading, done, loadMore };

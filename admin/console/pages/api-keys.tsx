@@ -6,13 +6,15 @@ import { useState, type FormEvent } from 'react';
 import type { ApiKey, CreatedKey } from '../api.ts';
 import { formatTime } from '../format.ts';
 import { useLoad } from '../hooks.ts';
-import { useSession } from '../session.tsx';
+import { KEY_STORAGE, useSession } from '../session.tsx';
 
-function KeyRow({ k, onRevoke }: { k: ApiKey; onRevoke: (id: string) => Promise<void> }) {
+function KeyRow({ k, own, onRevoke }: { k: ApiKey; own: boolean; onRevoke: (id: string) => Promise<void> }) {
   const [confirming, setConfirming] = useState(false);
   return (
     <tr data-testid="key-row" data-key-id={k.id}>
-      <td>{k.name}</td>
+      <td>
+        {k.name} {own && <span className="badge" title="The key this console is signed in with: revoking it signs you out">this session</span>}
+      </td>
       <td>
         <code>{k.prefix}…</code>
       </td>
@@ -42,6 +44,8 @@ function KeyRow({ k, onRevoke }: { k: ApiKey; onRevoke: (id: string) => Promise<
 export function ApiKeysPage() {
   const { api, reportError } = useSession();
   const { data: keys, reload } = useLoad(() => api.listKeys(), [api]);
+  // The list never holds a key, only its prefix: enough to mark the one this console uses.
+  const signedInKey = sessionStorage.getItem(KEY_STORAGE);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<CreatedKey | null>(null);
 
@@ -102,7 +106,7 @@ export function ApiKeysPage() {
         </thead>
         <tbody>
           {(keys ?? []).map((k) => (
-            <KeyRow key={k.id} k={k} onRevoke={revoke} />
+            <KeyRow key={k.id} k={k} own={!!signedInKey?.startsWith(k.prefix)} onRevoke={revoke} />
           ))}
         </tbody>
       </table>
