@@ -162,12 +162,24 @@ describe('response cache: chat completions', () => {
     assert.ok(text.match(/^data: /gm)!.length > 20);
   });
 
-  test('an error is not stored', async () => {
+  test('an error is not stored: an error status, a stream cut mid-way, a 200 stream ending in an error event', async () => {
     const body = chat({ model: 'openai/error-400' });
     assert.equal((await post('/ai/chat/completions', body)).status, 400);
     const again = await post('/ai/chat/completions', body);
     assert.equal(again.status, 400);
     assert.notEqual(again.cache, 'HIT');
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['/ai/chat/completions', chat({ model: 'openai/reset-mid-stream', stream: true })],
+      ['/ai/chat/completions', chat({ model: 'openai/groq-stream-error', stream: true })],
+      ['/v1/messages', { model: 'anthropic/stream-error', max_tokens: 10, stream: true, messages: [{ role: 'user', content: `s ${uniq()}` }] }],
+    ];
+    for (const [path, b] of cases) {
+      const first = await post(path, b);
+      assert.equal(first.status, 200, `${path} ${b.model}: ${first.text.slice(0, 200)}`);
+      assert.equal(first.cache, 'MISS');
+      const second = await post(path, b);
+      assert.equal(second.cache, 'MISS', `${path} ${b.model}: not kept`);
+    }
   });
 });
 

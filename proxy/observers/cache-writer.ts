@@ -2,10 +2,24 @@
  * The cache writer (issue 18): a miss's answer (a request with `Svc-Cache-Enabled: true` that the
  * cache could not answer) is recorded as the client gets it, bounded by `cache.max-entry-size`, and
  * stored in its key's bucket once the response completed: 2xx, written to its end, no error
- * mid-stream, the client still there. Hits and requests without the header pay one null check.
+ * mid-stream (the gateway's own, or an error event the provider sent), the client still there. Hits and requests without the header pay one null check.
  */
 import type { RequestContext } from '../pipeline/context.ts';
 import type { ResponseObserver } from './types.ts';
+
+/**
+ * A stream that ended in an error event: Anthropic's and the Responses API's `event: error`, the
+ * Responses API's `response.failed`, an OpenAI-format `data: {"error": …}` (a provider may end a 200
+ * stream so, and the gateway ends a cut stream so). Such an answer is no answer to keep.
+ */
+const ERROR_EVENT = /(?:^|\n)(?:event: ?(?:error|response\.failed)\b|data: ?\{"error")/;
+/** How much of a stream's end is searched for an error event (bytes). */
+const ERROR_TAIL = 8192;
+
+/** True when the last events of `body` carry an error (see {@link ERROR_EVENT}). */
+function endsInError(body: Buffer): boolean {
+  return ERROR_EVENT.test(body.toString('utf8', Math.max(0, body.length - ERROR_TAIL)));
+}
 
 /** The content type a stored answer is replayed with (the provider's own headers are not kept). */
 function contentTypeOf(ctx: RequestContext, streamed: boolean): string {
@@ -34,7 +48,9 @@ export const cacheWriterObserver: ResponseObserver = {
     const chunks = cache.chunks;
     cache.chunks = null;
     if (ctx.clientClosed || ctx.error !== null || ctx.status < 200 || ctx.status >= 300) return;
-    const answer = { requestId: ctx.id, status: ctx.status, streamed: cache.streamed, contentType: contentTypeOf(ctx, cache.streamed), body: Buffer.concat(chunks) };
+    const body = Buffer.concat(chunks);
+    if (cache.streamed && endsInError(body)) return;
+    const answer = { requestId: ctx.id, status: ctx.status, streamed: cache.streamed, contentType: contentTypeOf(ctx, cache.streamed), body };
     ctx.gw.cache.add(cache.key, answer, cache.ttlMs, cache.bucketMax);
   },
 };
