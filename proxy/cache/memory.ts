@@ -35,10 +35,12 @@ export class MemoryCacheStore implements CacheStore {
     this.lru.set(key, [...bucket, answer], { ttl: ttlMs });
   }
 
+  /** See {@link CacheStore.whenReady}: at once (nothing to connect). */
   whenReady(): Promise<void> {
     return Promise.resolve();
   }
 
+  /** Drops every answer. */
   async close(): Promise<void> {
     this.lru.clear();
   }
