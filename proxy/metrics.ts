@@ -1,7 +1,7 @@
 /**
  * The proxy's Prometheus metrics (prom-client), served at `GET /metrics`: requests by route,
  * provider and status; latency and time-to-first-token histograms (seconds); rate-limit denials and
- * store errors; log queue depth, bytes, in-flight records, drops and negative acks; the
+ * store errors; response-cache hits and misses; log queue depth, bytes, in-flight records, drops and negative acks; the
  * control-plane link state. Queue and link values are read when scraped.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -18,6 +18,8 @@ export interface Metrics {
   children: Map<string, { requests: { inc(): void }; latency: { observe(v: number): void }; ttft: { observe(v: number): void } }>;
   rateLimitDenials: Counter<'policy'>;
   rateLimitStoreErrors: Counter<string>;
+  /** Response-cache lookups (requests with `Svc-Cache-Enabled: true`) by result: `hit` or `miss`. */
+  cacheLookups: Counter<'result'>;
   /** Records waiting for admin (read from the queue at scrape time; `set` is not needed). */
   logQueueDepth: Gauge<string>;
 }
@@ -59,6 +61,7 @@ export function createMetrics(controlPlane: ControlPlaneClient | null): Metrics 
     timeToFirstToken: new Histogram({ name: 'svc_proxy_time_to_first_token_seconds', help: 'Time to the first response byte', labelNames: ['provider'], buckets: BUCKETS, registers: [registry] }),
     rateLimitDenials: new Counter({ name: 'svc_proxy_rate_limit_denials_total', help: 'Requests denied by the rate limiter', labelNames: ['policy'], registers: [registry] }),
     rateLimitStoreErrors: new Counter({ name: 'svc_proxy_rate_limit_store_errors_total', help: 'Rate-limit checks the store could not answer', registers: [registry] }),
+    cacheLookups: new Counter({ name: 'svc_proxy_cache_lookups_total', help: 'Response-cache lookups by result (hit, miss)', labelNames: ['result'], registers: [registry] }),
     logQueueDepth: new Gauge({
       name: 'svc_proxy_log_queue_depth',
       help: 'Log records waiting for admin',

@@ -116,6 +116,10 @@ describe('response cache: chat completions', () => {
     assert.ok(hits.includes(second.id) && !hits.includes(first.id), 'isCached: true finds the hit only');
     const others = await query(false);
     assert.ok(others.includes(first.id) && !others.includes(second.id));
+
+    const metrics = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    assert.match(metrics, /svc_proxy_cache_lookups_total\{result="hit"\} [1-9]/);
+    assert.match(metrics, /svc_proxy_cache_lookups_total\{result="miss"\} [1-9]/);
   });
 
   test('member order does not matter; without the header the cache is not used', async () => {

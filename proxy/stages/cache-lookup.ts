@@ -38,7 +38,7 @@ export function cacheLookup(ctx: RequestContext): void | typeof SUSPEND {
   });
   ctx.cache = { key, ttlMs: o.ttlMs, bucketMax: o.bucketMax, hitOf: null, chunks: null, bytes: 0, streamed: false, replay: null, replayAt: 0 };
   const found = gw.cache.get(key);
-  if (found === null) return;
+  if (found === null) return missed(ctx);
   if (!(found instanceof Promise)) return serve(ctx, found);
   found.then((bucket) => settle(ctx, bucket));
   return SUSPEND;
@@ -47,14 +47,21 @@ export function cacheLookup(ctx: RequestContext): void | typeof SUSPEND {
 /** A full bucket: its next answer in turn is the request's (SUSPEND: answered); else a miss (undefined). */
 function serve(ctx: RequestContext, bucket: CachedAnswer[]): void | typeof SUSPEND {
   const cache = ctx.cache!;
-  if (bucket.length < cache.bucketMax) return;
+  if (bucket.length < cache.bucketMax) return missed(ctx);
+  ctx.gw.metrics?.cacheLookups.inc({ result: 'hit' });
   answerFromCache(ctx, bucket[nextTurn(cache.key, cache.bucketMax)]!);
   return SUSPEND;
+}
+
+/** Counts a miss (the request runs on to the provider). */
+function missed(ctx: RequestContext): void {
+  ctx.gw.metrics?.cacheLookups.inc({ result: 'miss' });
 }
 
 /** A Redis read came back: answer a hit, else run on (unless the client left meanwhile). */
 function settle(ctx: RequestContext, bucket: CachedAnswer[] | null): void {
   if (ctx.finished) return;
-  if (bucket !== null && serve(ctx, bucket) === SUSPEND) return;
+  if (bucket === null) missed(ctx);
+  else if (serve(ctx, bucket) === SUSPEND) return;
   resume(ctx);
 }
