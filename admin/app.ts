@@ -20,6 +20,7 @@ import { evalRoutes } from './resources/evals/routes.ts';
 import { prompt2025Routes } from './resources/prompts-2025/routes.ts';
 import { promptRoutes } from './resources/prompts/routes.ts';
 import { requestRoutes } from './resources/requests/routes.ts';
+import { sessionRoutes } from './resources/sessions/routes.ts';
 
 /**
  * What the app needs: the database, config, logger, a health reporter for the control plane, and
@@ -57,6 +58,7 @@ export function buildRouters(deps: AppDeps): { open: Router; v1: Router } {
   prompt2025Routes(v1, deps.sql, maxBody);
   datasetRoutes(v1, deps.sql, maxBody);
   dashboardRoutes(v1, deps.sql, maxBody);
+  sessionRoutes(v1, deps.sql, maxBody);
   return { open, v1 };
 }
 

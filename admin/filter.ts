@@ -7,7 +7,7 @@
  *
  * A node is `"all"`, a leaf `{request?: {...}, response?: {...}, request_response_rmt?: {...},
  * properties?: {<name>: {...}}, prompts_versions?: {...}, sessions_request_response_rmt?:
- * {session_session_id?: {...}}}`, or a branch `{left, operator: "and" | "or", right}` nested at most
+ * {session_session_id?: {...}, session_session_name?: {...}}}`, or a branch `{left, operator: "and" | "or", right}` nested at most
  * {@link MAX_FILTER_DEPTH} branches deep. In a leaf, every field and every operator of a field AND
  * together; an empty leaf matches all.
  *
@@ -15,7 +15,8 @@
  * log stores) reads the request log's own columns: provider, model (the requested model, as
  * `request.model`), user_id, status (HTTP status), latency (ms, `delay_ms`), time_to_first_token (ms),
  * cost (USD), the token counts, request_created_at / response_created_at, request_id, target_url,
- * prompt_id, prompt_version, and `properties: {<name>: text operators}` (the caller's
+ * prompt_id, prompt_version, session_id (as `sessions_request_response_rmt.session_session_id`), and
+ * `properties: {<name>: text operators}` (the caller's
  * `Svc-Property-<name>` values). The leaf's top-level `properties` is the same, and `response.status`
  * / `response.model` the HTTP status and the model the provider answered with.
  *
@@ -79,10 +80,13 @@ export const PROMPT_VERSION_FIELDS = {
 
 /**
  * `sessions_request_response_rmt.*` fields (the reference's Partial_SessionsRequestResponseRMTToOperators_;
- * only the session id is stored): the client's coding session (`request_log.session_id`).
+ * of it, the session id and name are stored): the request's session (`request_log.session_id`:
+ * `Svc-Session-Id`, else Claude Code's or Codex's own session id) and the `Svc-Session-Name` it
+ * was sent with (`request_log.session_name`).
  */
 export const SESSION_FIELDS = {
   session_session_id: 'text',
+  session_session_name: 'text',
 } as const satisfies Record<string, FieldKind>;
 
 /**
@@ -109,6 +113,7 @@ export const RMT_FIELDS = {
   target_url: 'text',
   prompt_id: 'text',
   prompt_version: 'text',
+  session_id: 'text',
   properties: 'properties',
 } as const satisfies Record<string, MemberKind>;
 
@@ -428,6 +433,7 @@ const REQUEST_COLUMNS: Record<keyof typeof REQUEST_FIELDS, Column> = {
 /** `sessions_request_response_rmt.*` field → column of `request_log r` (indexed with the organization). */
 const SESSION_COLUMNS: Record<keyof typeof SESSION_FIELDS, Column> = {
   session_session_id: { kind: 'text', expr: (sql) => sql`r.session_id` },
+  session_session_name: { kind: 'text', expr: (sql) => sql`r.session_name` },
 };
 
 /** `request_response_rmt.*` field → column of `request_log r` (`properties` is compiled apart). */
@@ -450,6 +456,7 @@ const RMT_COLUMNS: Record<Exclude<keyof typeof RMT_FIELDS, 'properties'>, Column
   target_url: { kind: 'text', expr: (sql) => sql`r.target_url` },
   prompt_id: { kind: 'uuid', expr: (sql) => sql`r.prompt_id` },
   prompt_version: { kind: 'text', expr: (sql) => sql`r.prompt_version` },
+  session_id: { kind: 'text', expr: (sql) => sql`r.session_id` },
 };
 
 /** `response.*` field → column of `request_log r`. */

@@ -220,6 +220,8 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
     cache_reference_id: hitOf,
     cost_saved_usd: hitOf !== null ? cost.usd : null,
     session_id: textSafe(sessionOf(r)),
+    session_path: textSafe(r.sessionPath?.slice(0, 1024) || null),
+    session_name: textSafe(r.sessionName?.slice(0, 256) || null),
     prompt_text: textSafe(promptText(r.requestBody)),
     prompt_id: textSafe(r.prompt?.promptId ?? null),
     prompt_version_id: textSafe(r.prompt?.versionId ?? null),

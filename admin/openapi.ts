@@ -5,10 +5,11 @@
  * where the issue differs, this document says what the routes do: prompt-2025 successes carry no
  * `{data, error}` envelope, the filter tree accepts only `request`, `response` (status, model),
  * `request_response_rmt` (the fields the log stores), `properties`, `prompts_versions` and
- * `sessions_request_response_rmt` (its `session_session_id` only) leaves and rejects unknown
+ * `sessions_request_response_rmt` (its `session_session_id` and `session_session_name`) leaves and rejects unknown
  * members, and `POST /v1/experiment/dataset/{datasetId}/query` lists a dataset's rows. Beyond the
  * reference, for the web console and any other client: keyset paging (`before`) and
- * `POST /v1/request/count`, `POST /v1/dashboard/query` (totals, series, breakdowns),
+ * `POST /v1/request/count`, `POST /v1/dashboard/query` (totals, series, breakdowns), sessions
+ * (`POST /v1/session/query`, `GET /v1/session/{sessionId}`),
  * `POST /v1/experiment/dataset` (the newest matching requests) and the revoked state of API keys. What the
  * reference's `SvcRequest` has no member for is shown under reserved `svc-` names in `properties`
  * (see {@link SVC_PROPERTIES}), and `llmSchema` is also built from Anthropic Messages bodies.
@@ -84,12 +85,35 @@ export const SVC_PROPERTIES: Record<string, string> = {
   'svc-client-closed': '"true" when the client closed the connection before the answer ended.',
   'svc-tokens-source': '"provider" when the provider reported usage, "estimated" when the gateway counted the tokens.',
   'svc-endpoint': 'The endpoint kind the client called: chat, embeddings, messages (Anthropic Messages) or responses.',
-  'svc-session-id': "The client's coding session (Claude Code's x-claude-code-session-id header); filter with sessions_request_response_rmt.session_session_id.",
+  'svc-session-id':
+    "The request's session: the Svc-Session-Id header, else the client's own (Claude Code's x-claude-code-session-id, Codex's session id); filter with sessions_request_response_rmt.session_session_id or request_response_rmt.session_id, list with POST /v1/session/query.",
+  'svc-session-path': "The request's Svc-Session-Path: its place in the session, a /-separated trace path such as /plan/search.",
+  'svc-session-name': "The request's Svc-Session-Name.",
   'svc-cost-note':
     'Why cost is null although tokens were counted: "unknown model price: …" (the model table has the model without a price), "unknown model: …", "usage inconsistent: …" or "usage incomplete: …". Absent when cost is known.',
   'svc-removed-members': 'JSON array of the request members a translator removed for the provider (e.g. "context_management", "system[1].cache_control").',
   'svc-wire-format': "The provider's wire format (anthropic-messages, openai-chat, bedrock-converse, …).",
   'svc-cache-write-1h-tokens': "The part of prompt_cache_write_tokens written with Anthropic's 1-hour TTL (priced at the 1-hour write price).",
+};
+
+/** `Session`: a session's figures (POST /v1/session/query), the head of `SessionDetail`. */
+const SESSION_SCHEMA: Schema = {
+  type: 'object',
+  description: "A session's figures over all of its requests (in or out of the query's time range).",
+  properties: {
+    session_id: { type: 'string', description: 'Svc-Session-Id, else the client\'s own session id (Claude Code, Codex).' },
+    session_name: { type: 'string', nullable: true, description: 'The newest Svc-Session-Name its requests were sent with; null when none sent one.' },
+    first_request_at: isoTime('When its first request was made.'),
+    last_request_at: isoTime('When its last request was made.'),
+    request_count: int,
+    prompt_tokens: int,
+    completion_tokens: int,
+    total_tokens: int,
+    cost: { ...num, description: 'USD; requests without a known cost count 0.' },
+    errors: { type: 'integer', description: 'Requests answered with a status >= 400 or none (0).' },
+  },
+  required: ['session_id', 'session_name', 'first_request_at', 'last_request_at', 'request_count', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost', 'errors'],
+  additionalProperties: false,
 };
 
 /** Component schemas of this API beyond the reference. */
@@ -143,6 +167,7 @@ const OWN_SCHEMAS: Record<string, Schema> = {
       target_url: ref('Partial_TextOperators_'),
       prompt_id: ref('Partial_TextOperators_'),
       prompt_version: ref('Partial_TextOperators_'),
+      session_id: { allOf: [ref('Partial_TextOperators_')], description: 'The request\'s session id (as sessions_request_response_rmt.session_session_id).' },
       properties: ref('PropertyFilter'),
     },
     additionalProperties: false,
@@ -150,8 +175,8 @@ const OWN_SCHEMAS: Record<string, Schema> = {
   SessionFilter: {
     type: 'object',
     description:
-      "The reference's Partial_SessionsRequestResponseRMTToOperators_, of which only session_session_id is stored: the client's coding session (Claude Code's x-claude-code-session-id), so `{sessions_request_response_rmt: {session_session_id: {equals: \"<id>\"}}}` finds one session's requests.",
-    properties: { session_session_id: ref('Partial_TextOperators_') },
+      "The reference's Partial_SessionsRequestResponseRMTToOperators_, of which session_session_id and session_session_name are stored: the request's session (Svc-Session-Id, else Claude Code's x-claude-code-session-id or Codex's session id) and the Svc-Session-Name it was sent with, so `{sessions_request_response_rmt: {session_session_id: {equals: \"<id>\"}}}` finds one session's requests.",
+    properties: { session_session_id: ref('Partial_TextOperators_'), session_session_name: ref('Partial_TextOperators_') },
     additionalProperties: false,
   },
   FilterBranch: {
@@ -367,6 +392,51 @@ const OWN_SCHEMAS: Record<string, Schema> = {
     required: ['id', 'key', 'name', 'prefix', 'created_at'],
     additionalProperties: false,
   },
+  SessionQueryParams: {
+    type: 'object',
+    properties: {
+      timeFilter: {
+        type: 'object',
+        description: 'Epoch ms, start inclusive, end exclusive (end after start, else 400 naming timeFilter.endTimeUnixMs). A session is listed when at least one of its requests was made in the range; absent: all time.',
+        properties: { startTimeUnixMs: { type: 'integer', minimum: 0 }, endTimeUnixMs: { type: 'integer', minimum: 0 } },
+        required: ['startTimeUnixMs', 'endTimeUnixMs'],
+        additionalProperties: false,
+      },
+      filter: { allOf: [ref('FilterNode')], description: 'default "all": a session is listed when at least one of its requests in the range matches.' },
+      offset: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
+      limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
+    },
+    additionalProperties: false,
+  },
+  SessionRequest: {
+    type: 'object',
+    description: 'One request of a session (its bodies: GET /v1/request/{requestId}).',
+    properties: {
+      request_id: str,
+      request_created_at: isoTime('When the request was made.'),
+      session_path: { type: 'string', nullable: true, description: 'Its Svc-Session-Path (a /-separated trace path such as /plan/search); null when not sent.' },
+      session_name: { type: 'string', nullable: true, description: 'Its Svc-Session-Name; null when not sent.' },
+      request_path: { type: 'string', description: "The gateway path called (/v1/chat/completions, /v1/messages, /v1/responses, …)." },
+      provider: str,
+      model: { type: 'string', nullable: true, description: 'The requested model, without the provider prefix.' },
+      user_id: { type: 'string', nullable: true },
+      status: int,
+      latency_ms: nullableNum('ms'),
+      prompt_tokens: { type: 'integer', nullable: true },
+      completion_tokens: { type: 'integer', nullable: true },
+      total_tokens: { type: 'integer', nullable: true },
+      cost: nullableNum('USD; null when unknown.'),
+    },
+    required: ['request_id', 'request_created_at', 'session_path', 'session_name', 'request_path', 'provider', 'model', 'user_id', 'status', 'latency_ms', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost'],
+    additionalProperties: false,
+  },
+  Session: SESSION_SCHEMA,
+  SessionDetail: {
+    ...SESSION_SCHEMA,
+    description: "A session's figures and one page of its requests in time order (created_at, then request_id).",
+    properties: { ...(SESSION_SCHEMA.properties as Record<string, Schema>), requests: arrayOf(ref('SessionRequest')) },
+    required: [...(SESSION_SCHEMA.required as string[]), 'requests'],
+  },
   Health: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] },
 };
 
@@ -376,6 +446,8 @@ interface OperationSpec {
   tag: string;
   summary: string;
   params?: string[];
+  /** Schemas of path parameters that are not UUIDs (default `{type: string, format: uuid}`). */
+  paramSchemas?: Record<string, Schema>;
   /** Query parameters: name → schema (with its description). */
   query?: Record<string, Schema>;
   body?: Schema;
@@ -410,7 +482,7 @@ function operation(spec: OperationSpec): Schema {
     tags: [spec.tag],
     ...(spec.open ? { security: [] } : { security: [{ api_key: [] }] }),
     parameters: [
-      ...(spec.params ?? []).map((name) => ({ in: 'path', name, required: true, schema: { type: 'string', format: 'uuid' } })),
+      ...(spec.params ?? []).map((name) => ({ in: 'path', name, required: true, schema: spec.paramSchemas?.[name] ?? { type: 'string', format: 'uuid' } })),
       ...Object.entries(spec.query ?? {}).map(([name, schema]) => ({ in: 'query', name, required: false, schema })),
     ],
     ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: spec.body } } } } : {}),
@@ -448,6 +520,41 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
         'One logged request (chat completions, embeddings or Anthropic Messages). `cost` is null with properties["svc-cost-note"] saying why when the model has no price; the other svc- properties are listed in the API description.',
       params: ['requestId'],
       ok: envelope(ref('SvcRequest')),
+    },
+  },
+  '/v1/request/{requestId}/feedback': {
+    post: {
+      id: 'FeedbackRequest',
+      tag: 'Request',
+      summary:
+        "Records a user's thumbs up (rating true) or down (false) on a request, shown as its feedback_id, feedback_rating and feedback_created_at; repeating it replaces the rating and its time (the id stays). 404 for an unknown request or another organization's; 400 naming rating when it is not a boolean.",
+      params: ['requestId'],
+      body: obj({ rating: { type: 'boolean' } }, ['rating'], false),
+      ok: envelope(nullValue),
+    },
+  },
+  '/v1/session/query': {
+    post: {
+      id: 'QuerySessions',
+      tag: 'Session',
+      summary:
+        'Sessions (requests grouped by Svc-Session-Id, else Claude Code\'s or Codex\'s own session id) with a request in the time range and matching the filter, newest last request first, offset/limit; each with its name, first and last time, request count, tokens, cost and errors.',
+      body: ref('SessionQueryParams'),
+      ok: envelope(arrayOf(ref('Session'))),
+    },
+  },
+  '/v1/session/{sessionId}': {
+    get: {
+      id: 'GetSession',
+      tag: 'Session',
+      summary: "A session's figures and its requests in time order with their Svc-Session-Path; 404 when the organization has no request in it. Percent-encode the id in the path.",
+      params: ['sessionId'],
+      paramSchemas: { sessionId: { type: 'string', minLength: 1, maxLength: 256 } },
+      query: {
+        offset: { type: 'integer', minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Requests to skip (400 naming offset when not such an integer).' },
+        limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000, description: 'Most requests answered (400 naming limit when not such an integer).' },
+      },
+      ok: envelope(ref('SessionDetail')),
     },
   },
   '/v1/request/{requestId}/inputs': {

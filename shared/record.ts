@@ -6,8 +6,8 @@
  * capped in size by the proxy.
  *
  * Members added after the first release are `optional` so that records of proxies of the previous
- * version (which lack them) stay valid: `sessionId`, `removedMembers`, `wireFormat`, `cacheEnabled`,
- * `cacheReferenceId`.
+ * version (which lack them) stay valid: `sessionId`, `sessionPath`, `sessionName`, `removedMembers`,
+ * `wireFormat`, `cacheEnabled`, `cacheReferenceId`.
  */
 import {
   any,
@@ -123,13 +123,22 @@ export const LogRecordSchema = object({
    */
   endpoint: union([literal('chat'), literal('embeddings'), literal('messages'), literal('responses')]),
   /**
-   * The client's coding session, when it names one: Claude Code's `x-claude-code-session-id`
-   * header (later Codex's session id). Requests of one session share it; stored and queryable
+   * The request's session, when it names one: the client's `Svc-Session-Id` header, else Claude
+   * Code's `x-claude-code-session-id` header or Codex's session id. Requests of one session share
+   * it; stored and queryable
    * (`sessions_request_response_rmt.session_session_id` in the REST filter). Absent in records of
    * older proxies. Any string is accepted (it comes from a client's header); admin stores at most
    * its first 256 characters and treats an empty one as none.
    */
   sessionId: optional(nullable(string())),
+  /**
+   * The request's place in its session: the client's `Svc-Session-Path` header, a `/`-separated
+   * trace path such as `/plan/search` (the proxy refuses one not starting with `/` or longer than
+   * 1024 characters). Null or absent when not sent or the proxy is older.
+   */
+  sessionPath: optional(nullable(string())),
+  /** The session's name: the client's `Svc-Session-Name` header (at most 256 characters). Null or absent when not sent. */
+  sessionName: optional(nullable(string())),
   /**
    * Request members a translator removed because the provider's wire format has no place for them
    * (e.g. `context_management`, `system[1].cache_control`), as JSON paths into the client's body.

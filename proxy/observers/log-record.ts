@@ -3,12 +3,13 @@
  * reaches the client ({@link ResponseRecorder}) and, once the response is over, builds the
  * request's {@link LogRecord} and queues it for admin over the control plane. Only requests that
  * were authenticated and whose body was parsed are recorded, of the endpoint kinds that are logged
- * (not count_tokens). A record carries the client's coding session (Claude Code's
- * `x-claude-code-session-id`; Codex's `session_id`), the members a translator removed, and the wire
+ * (not count_tokens). A record carries the request's session (`Svc-Session-Id`, else the client's
+ * own: Claude Code's `x-claude-code-session-id`, Codex's `session_id`) with its `Svc-Session-Path`
+ * and `Svc-Session-Name`, the members a translator removed, and the wire
  * format spoken, and the cache: whether the request asked for it, and the request a hit's answer came from.
  */
 import type { LogRecord } from '../../shared/record.ts';
-import { clientHeader, properties } from '../pipeline/headers.ts';
+import { clientHeader, MAX_SESSION_ID, MAX_SESSION_PATH, properties, sessionHeaders } from '../pipeline/headers.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { ResponseRecorder, type RecordedResponse } from './response-recorder.ts';
 import type { ResponseObserver } from './types.ts';
@@ -60,11 +61,26 @@ export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null
       : null,
     attempts: ctx.attempts,
     endpoint: ctx.kind.name as LogRecord['endpoint'],
-    sessionId: sessionIdOf(ctx),
+    ...sessionOf(ctx),
     removedMembers: ctx.call?.removed?.length ? ctx.call.removed : null,
     wireFormat: ctx.binding?.wireFormat ?? null,
     cacheEnabled: ctx.cache !== null,
     cacheReferenceId: ctx.cache?.hitOf ?? null,
+  };
+}
+
+/**
+ * The session members of a request's record: `Svc-Session-Id` (else the client's own session, see
+ * {@link sessionIdOf}), `Svc-Session-Path` and `Svc-Session-Name` (checked by the validate stage;
+ * cut to their limits here all the same). Requests sending none of the three cost three header lookups.
+ */
+export function sessionOf(ctx: RequestContext): Pick<LogRecord, 'sessionId' | 'sessionPath' | 'sessionName'> {
+  const s = sessionHeaders(ctx.req);
+  if (s === null) return { sessionId: sessionIdOf(ctx), sessionPath: null, sessionName: null };
+  return {
+    sessionId: s.id ? s.id.slice(0, MAX_SESSION_ID) : sessionIdOf(ctx),
+    sessionPath: s.path ? s.path.slice(0, MAX_SESSION_PATH) : null,
+    sessionName: s.name ? s.name.slice(0, MAX_SESSION_ID) : null,
   };
 }
 

@@ -1,8 +1,10 @@
 /**
  * Reading the client's request headers: the parsed value (`req.headers`) for what the stages act
  * on, and the raw pairs (`req.rawHeaders`, names as sent, repeats kept apart) for what is logged;
- * the service key and a client's own provider credential (`Svc-Auth`).
+ * the service key and a client's own provider credential (`Svc-Auth`); the session headers
+ * (`Svc-Session-Id`, `-Path`, `-Name`) and their checks.
  */
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { bearerToken } from '../../shared/apikey.ts';
 import { GatewayError } from '../errors.ts';
@@ -80,4 +82,66 @@ export function clientCredential(req: IncomingMessage): ClientCredential | null 
     throw new GatewayError(401, 'Svc-Auth carries the service key, so the provider credential must come in "x-api-key" or "Authorization"; neither was sent', 'invalid_request_error', 'missing_provider_credential');
   }
   return { authorization: authorization || null, apiKey: apiKey || null };
+}
+
+/** Longest `Svc-Session-Id` and `Svc-Session-Name` values accepted (characters). */
+export const MAX_SESSION_ID = 256;
+/** Longest `Svc-Session-Path` value accepted (characters). */
+export const MAX_SESSION_PATH = 1024;
+
+/** A request's session headers as sent (each null when absent). */
+export interface SessionHeaders {
+  /** `Svc-Session-Id`: groups requests into a session (an agent run, a conversation). */
+  id: string | null;
+  /** `Svc-Session-Path`: the request's place in the session, a `/`-separated trace path (`/plan/search`). */
+  path: string | null;
+  /** `Svc-Session-Name`: the session's name. */
+  name: string | null;
+}
+
+/**
+ * The first value of a session header as the client sent it, its bytes read as UTF-8 when they
+ * are valid UTF-8 (Node hands header values over as latin1), else as sent; null when absent.
+ */
+function sessionHeader(req: IncomingMessage, name: string): string | null {
+  if (req.headers[name] === undefined) return null;
+  const v = clientHeader(req, name);
+  if (v === null || !/[^\x00-\x7f]/.test(v)) return v;
+  const bytes = Buffer.from(v, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : v;
+}
+
+/**
+ * Reads `Svc-Session-Id`, `Svc-Session-Path` and `Svc-Session-Name` (three header lookups when
+ * none is sent). Values are as sent, trimmed; see {@link checkSessionHeaders} for what is refused.
+ * @returns null when none of the three is present.
+ */
+export function sessionHeaders(req: IncomingMessage): SessionHeaders | null {
+  const h = req.headers;
+  if (h['svc-session-id'] === undefined && h['svc-session-path'] === undefined && h['svc-session-name'] === undefined) return null;
+  return { id: sessionHeader(req, 'svc-session-id')?.trim() ?? null, path: sessionHeader(req, 'svc-session-path')?.trim() ?? null, name: sessionHeader(req, 'svc-session-name')?.trim() ?? null };
+}
+
+/**
+ * Checks the session headers a request sent (validate stage): `Svc-Session-Id` and
+ * `Svc-Session-Name` 1–{@link MAX_SESSION_ID} characters, `Svc-Session-Path` starting with `/` and
+ * at most {@link MAX_SESSION_PATH} characters. No work beyond three header lookups when none is sent.
+ * @throws {GatewayError} 400 `invalid_header` naming the header (rendered in the endpoint kind's error shape).
+ */
+export function checkSessionHeaders(req: IncomingMessage): void {
+  const s = sessionHeaders(req);
+  if (s === null) return;
+  const bad = (header: string, message: string) => new GatewayError(400, `${header} ${message}`, 'invalid_request_error', 'invalid_header', header);
+  if (s.id !== null) {
+    if (s.id.length === 0) throw bad('Svc-Session-Id', 'must not be empty');
+    if (s.id.length > MAX_SESSION_ID) throw bad('Svc-Session-Id', `must be at most ${MAX_SESSION_ID} characters (got ${s.id.length})`);
+  }
+  if (s.name !== null) {
+    if (s.name.length === 0) throw bad('Svc-Session-Name', 'must not be empty');
+    if (s.name.length > MAX_SESSION_ID) throw bad('Svc-Session-Name', `must be at most ${MAX_SESSION_ID} characters (got ${s.name.length})`);
+  }
+  if (s.path !== null) {
+    if (!s.path.startsWith('/')) throw bad('Svc-Session-Path', 'must start with "/" (a trace path such as /plan/search)');
+    if (s.path.length > MAX_SESSION_PATH) throw bad('Svc-Session-Path', `must be at most ${MAX_SESSION_PATH} characters (got ${s.path.length})`);
+  }
 }

@@ -11,15 +11,17 @@ import { isObject } from '../endpoints/members.ts';
 import { badRequest } from '../errors.ts';
 import { scanJson } from '../json-scan.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import { header } from '../pipeline/headers.ts';
+import { checkSessionHeaders, header } from '../pipeline/headers.ts';
 
 /** Deepest JSON nesting accepted in a request body (objects and arrays); deeper is a 400. */
 export const MAX_JSON_DEPTH = 128;
 
 /**
- * Parses `ctx.rawBody` into `ctx.body`/`ctx.clientBody`, applies `Svc-Model-Override`, and keeps
- * the body's text for the log (observability, no override) and the model's byte span.
- * @throws {GatewayError} 400 `invalid_encoding`, `too_deep`, `invalid_json`, `invalid_body`, or the
+ * Parses `ctx.rawBody` into `ctx.body`/`ctx.clientBody`, checks the session headers
+ * (`Svc-Session-Id`, `-Path`, `-Name`), applies `Svc-Model-Override`, and keeps the body's text for
+ * the log (observability, no override) and the model's byte span.
+ * @throws {GatewayError} 400 `invalid_encoding`, `too_deep`, `invalid_json`, `invalid_body`,
+ *   `invalid_header` (a session header, named in `param`), or the
  *   kind's member errors (`missing_model`, `invalid_type`, ... naming the member).
  */
 export function validate(ctx: RequestContext): void {
@@ -41,6 +43,7 @@ export function validate(ctx: RequestContext): void {
     ctx.modelStart = scan.modelStart;
     ctx.modelEnd = scan.modelEnd;
   }
+  checkSessionHeaders(ctx.req);
   const override = header(ctx.req, 'svc-model-override');
   if (override) b.model = override;
   else if (ctx.gw.observe) ctx.clientText = text;

@@ -8,15 +8,19 @@
  *   otherwise; `before: {created_at, request_id}` (the last row of the previous page) pages by keyset
  *   in the default order (created_at desc, id desc) and cannot be combined with `offset` or `sort`;
  * - `POST /v1/request/count` {filter, isScored?, isPartOfExperiment?, isCached?, includeInputs?} →
- *   how many requests match (a number).
+ *   how many requests match (a number);
+ * - `POST /v1/request/{requestId}/feedback` {rating: boolean} → `{"data": null, "error": null}`: the
+ *   user's thumbs up (true) or down (false), shown as the record's `feedback_id`, `feedback_rating`
+ *   and `feedback_created_at`; repeating it replaces the rating. Unknown id or another
+ *   organization's: 404; a rating that is not a boolean: 400 naming `rating`.
  * Every read is scoped to the caller's organization.
  */
 import type Router from '@koa/router';
 import type { Sql } from '../../db.ts';
 import { auth, HttpError, ok } from '../../http.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
-import { RequestCountBody, RequestQueryBody } from './schema.ts';
-import { countRequests, loadRequest, loadRequestInputs, queryRequests } from './store.ts';
+import { FeedbackBody, RequestCountBody, RequestQueryBody } from './schema.ts';
+import { countRequests, loadRequest, loadRequestInputs, queryRequests, recordFeedback } from './store.ts';
 import { toSvcRequest } from './svc-request.ts';
 
 /** Registers the request routes on `router`. `maxBodyBytes` bounds request bodies. */
@@ -35,6 +39,14 @@ export function requestRoutes(router: Router, sql: Sql, maxBodyBytes = 1024 * 10
   router.get('/v1/request/:requestId/inputs', async (ctx) => {
     const id = String((ctx.params as Record<string, string>).requestId ?? '');
     ok(ctx, await loadRequestInputs(sql, auth(ctx).organizationId, id.toLowerCase()));
+  });
+
+  router.post('/v1/request/:requestId/feedback', async (ctx) => {
+    const id = uuidParam(ctx, 'requestId', 'request');
+    const body = await readSafeBody(ctx, FeedbackBody, maxBodyBytes);
+    const stored = await recordFeedback(sql, auth(ctx).organizationId, id, body.rating);
+    if (!stored) throw new HttpError(404, `request ${id} not found`);
+    ok(ctx, null);
   });
 
   router.get('/v1/request/:requestId', async (ctx) => {

@@ -58,3 +58,6 @@ export const RequestQueryBody = refine(
 
 /** Body of `POST /v1/request/count`: the selection members of `POST /v1/request/query`, no paging or sort. */
 export const RequestCountBody = object(selection);
+
+/** Body of `POST /v1/request/{requestId}/feedback`: `rating` true (thumbs up) or false (thumbs down); no other members. */
+export const FeedbackBody = object({ rating: boolean() });

@@ -1,6 +1,7 @@
 /**
- * The SQL of the request log as the REST API reads it: one request with its scores, a filtered and
- * sorted page of them, and the prompt inputs of one. Rows are written by admin/ingest.ts and deleted
+ * The SQL of the request log as the REST API reads it: one request with its scores and feedback, a
+ * filtered and sorted page of them, and the prompt inputs of one; and a user's feedback on one
+ * (`request_feedback`, migration 00007). Rows are written by admin/ingest.ts and deleted
  * by admin/retention.ts; every read here is scoped to one organization.
  */
 import type { Fragment, Sql } from '../../db.ts';
@@ -78,9 +79,12 @@ function selectionCondition(sql: Sql, organizationId: string, query: RequestSele
   return conditions.reduce((a, b) => sql`${a} and ${b}`);
 }
 
+/** The feedback columns of a request row, from `request_feedback f` left-joined on the request. */
+const feedbackColumns = (sql: Sql): Fragment => sql`f.id as feedback_id, f.rating as feedback_rating, f.created_at as feedback_created_at`;
+
 /**
- * The organization's requests matching `query.filter` (with their scores), one page: `offset`/`limit`
- * (default {@link DEFAULT_LIMIT}) in the `sort` order (then newest first), or with `before` the
+ * The organization's requests matching `query.filter` (with their scores and feedback), one page:
+ * `offset`/`limit` (default {@link DEFAULT_LIMIT}) in the `sort` order (then newest first), or with `before` the
  * `limit` rows after that position in the default order (created_at desc, id desc), which the index
  * `(organization_id, created_at desc, id desc)` serves at any depth. See {@link selectionCondition}
  * for the flags.
@@ -95,9 +99,9 @@ export async function queryRequests(sql: Sql, organizationId: string, query: Req
     where = sql`${where} and (r.created_at, r.id) < (${at}::text::timestamptz, ${query.before.request_id.toLowerCase()}::uuid)`;
   }
   return sql<RequestRow[]>`
-    select r.*,
+    select r.*, ${feedbackColumns(sql)},
       (select coalesce(jsonb_object_agg(s.name, s.value), '{}'::jsonb) from request_score s where s.request_id = r.id) as scores
-    from request_log r
+    from request_log r left join request_feedback f on f.request_id = r.id
     where ${where}
     order by ${orderBy(sql, query.sort)}
     limit ${query.limit ?? DEFAULT_LIMIT} offset ${query.offset ?? 0}`;
@@ -113,14 +117,14 @@ export async function countRequests(sql: Sql, organizationId: string, query: Req
 }
 
 /**
- * Loads one request of an organization with its scores.
+ * Loads one request of an organization with its scores and feedback.
  * @returns the row, or null when it does not exist in that organization.
  */
 export async function loadRequest(sql: Sql, organizationId: string, requestId: string): Promise<RequestRow | null> {
   const [row] = await sql<RequestRow[]>`
-    select r.*,
+    select r.*, ${feedbackColumns(sql)},
       (select coalesce(jsonb_object_agg(s.name, s.value), '{}'::jsonb) from request_score s where s.request_id = r.id) as scores
-    from request_log r
+    from request_log r left join request_feedback f on f.request_id = r.id
     where r.id = ${requestId} and r.organization_id = ${organizationId}`;
   return row ?? null;
 }
@@ -144,4 +148,28 @@ export async function loadRequestInputs(sql: Sql, organizationId: string, reques
     from request_log where id = ${requestId} and organization_id = ${organizationId}`;
   if (!row || !row.prompt_id || !row.prompt_version_id) return null;
   return { inputs: row.prompt_inputs ?? {}, prompt_id: row.prompt_id, version_id: row.prompt_version_id, environment: row.prompt_environment };
+}
+
+/** A request's feedback as stored: its id, the rating (true: thumbs up) and when it was given. */
+export interface FeedbackRow {
+  id: string;
+  rating: boolean;
+  created_at: Date;
+}
+
+/**
+ * Records a user's rating of one of the organization's requests (true: thumbs up, false: down).
+ * A request has at most one feedback: a second call replaces its rating and time (the id stays).
+ * One statement: the insert reads the request in the organization, so another organization's
+ * request is as unknown as a missing one.
+ * @returns the stored feedback, or null when the request is unknown in the organization.
+ */
+export async function recordFeedback(sql: Sql, organizationId: string, requestId: string, rating: boolean): Promise<FeedbackRow | null> {
+  const [row] = await sql<FeedbackRow[]>`
+    insert into request_feedback (request_id, organization_id, rating)
+    select r.id, r.organization_id, ${rating}::boolean from request_log r
+    where r.id = ${requestId}::uuid and r.organization_id = ${organizationId}
+    on conflict (request_id) do update set rating = excluded.rating, created_at = now()
+    returning id, rating, created_at`;
+  return row ?? null;
 }

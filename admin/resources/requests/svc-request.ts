@@ -41,8 +41,18 @@ export interface RequestRow {
   cache_reference_id?: string | null;
   /** A cache hit: what its answer would have cost at the provider (USD); null otherwise. */
   cost_saved_usd?: number | null;
-  /** The client's coding session (Claude Code's `x-claude-code-session-id`); null when it named none. */
+  /** The request's session (`Svc-Session-Id`, else Claude Code's `x-claude-code-session-id` or Codex's); null when it named none. */
   session_id?: string | null;
+  /** The request's `Svc-Session-Path` (a `/`-separated trace path); null when not sent. */
+  session_path?: string | null;
+  /** The request's `Svc-Session-Name`; null when not sent. */
+  session_name?: string | null;
+  /** The user's feedback on the request (`POST /v1/request/{id}/feedback`): its id, null without one. */
+  feedback_id?: string | null;
+  /** The feedback's rating: true thumbs up, false thumbs down; null without feedback. */
+  feedback_rating?: boolean | null;
+  /** When the rating was last given; null without feedback. */
+  feedback_created_at?: Date | null;
   prompt_id: string | null;
   prompt_version: string | null;
   request_body: unknown;
@@ -192,7 +202,9 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
  * `svc-token-limit-model-sent`, `svc-token-limit-skipped`, `svc-client-closed`,
  * `svc-tokens-source` (`provider` when the provider reported usage, `estimated` when counted here),
  * `svc-endpoint` (the endpoint kind: `chat`, `embeddings`, `messages`, `responses`),
- * `svc-session-id` (the client's coding session, e.g. Claude Code's `x-claude-code-session-id`),
+ * `svc-session-id` (the request's session: `Svc-Session-Id`, else the client's own, e.g. Claude
+ * Code's `x-claude-code-session-id`), `svc-session-path` and `svc-session-name` (its
+ * `Svc-Session-Path` and `Svc-Session-Name`),
  * `svc-cost-note` (why `cost` is null although tokens were counted, e.g. `unknown model price: ...`),
  * `svc-removed-members` (JSON: the request members a translator removed),
  * `svc-wire-format` (the provider's wire format) and `svc-cache-write-1h-tokens` (the part of
@@ -200,7 +212,7 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
  * `svc-cache-cost-saved` (USD: what the served answer would have cost at the provider; the hit's `cost` is 0).
  */
 export function shownProperties(
-  row: Pick<RequestRow, 'properties' | 'extra' | 'tokens_source' | 'session_id' | 'cost_note'> & { cost_saved_usd?: number | null },
+  row: Pick<RequestRow, 'properties' | 'extra' | 'tokens_source' | 'session_id' | 'cost_note'> & { cost_saved_usd?: number | null } & Pick<RequestRow, 'session_path' | 'session_name'>,
 ): Record<string, string> {
   const out: Record<string, string> = { ...(row.properties ?? {}) };
   const extra = row.extra ?? {};
@@ -218,6 +230,8 @@ export function shownProperties(
   if (row.tokens_source) out['svc-tokens-source'] = row.tokens_source;
   if (typeof extra.endpoint === 'string') out['svc-endpoint'] = extra.endpoint;
   if (row.session_id) out['svc-session-id'] = row.session_id;
+  if (row.session_path) out['svc-session-path'] = row.session_path;
+  if (row.session_name) out['svc-session-name'] = row.session_name;
   if (row.cost_note) out['svc-cost-note'] = row.cost_note;
   if (Array.isArray(extra.removedMembers) && extra.removedMembers.length > 0) out['svc-removed-members'] = JSON.stringify(extra.removedMembers);
   if (typeof extra.wireFormat === 'string') out['svc-wire-format'] = extra.wireFormat;
@@ -286,6 +300,9 @@ export function toSvcRequest(row: RequestRow): Json {
     costUSD: row.cost_usd,
     prompt_id: row.prompt_id,
     prompt_version: row.prompt_version,
+    feedback_created_at: iso(row.feedback_created_at ?? null),
+    feedback_id: row.feedback_id ?? null,
+    feedback_rating: row.feedback_rating ?? null,
     llmSchema: toLlmSchema({ ...row, provider: providerLog }),
     country_code: null,
     asset_ids: null,
