@@ -4,7 +4,7 @@
  * provider, the model and the body without the ignored top-level members. The organization is part
  * of the key, so one organization never reaches another's answers.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { configure } from 'safe-stable-stringify';
 
 /** Sorted members; a value JSON cannot carry throws rather than being keyed loosely (bodies are parsed JSON: none does). */
@@ -35,5 +35,6 @@ export function cacheKey(parts: KeyParts): string {
     for (const name of parts.ignore) delete body[name];
   }
   const text = canonical([parts.organization, parts.seed, parts.endpoint, parts.provider, parts.model, body]) as string;
-  return createHash('sha256').update(text).digest('hex');
+  // The one-shot hash (Node ≥ 20.12): about a third of createHash's time on a request-sized text.
+  return hash('sha256', text, 'hex');
 }
