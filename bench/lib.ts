@@ -181,10 +181,16 @@ export interface Target {
   varyHeader?: string;
 }
 
-/** autocannon's per-request hook setting `name` to a fresh counter value on each request. */
+/**
+ * The counter behind {@link varying}: one per bench process, so no value repeats across runs (a
+ * value seen in an earlier round would make a "miss" target's request a cache hit).
+ */
+let varyCounter = 0;
+const VARY_PREFIX = `${process.pid}-${Date.now()}-`;
+
+/** autocannon's per-request hook setting `name` to a value never used before on each request. */
 function varying(name: string): Array<{ setupRequest: (req: { headers?: Record<string, string> }) => unknown }> {
-  let n = 0;
-  return [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, [name]: String(n++) } }) }];
+  return [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, [name]: VARY_PREFIX + varyCounter++ } }) }];
 }
 
 interface AutocannonResult {

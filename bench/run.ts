@@ -1047,6 +1047,12 @@ const PROFILE_SETUPS: Record<string, (o: Options, name: string) => Promise<{ sta
     const stack = await startStack({ scenario: name, profile: true, features: 'observability' });
     return { stack, target: targetsFor(stack, 'gpt-4o-mini', CHAT_BODY, { authorization: `Bearer ${stack.apiKey}` })[3]! };
   },
+  async cache(o, name) {
+    // The miss: a new seed per request, looked up, forwarded, recorded and stored.
+    const stack = await startStack({ scenario: name, profile: true, features: 'none' });
+    const c = targetsFor(stack, 'gpt-4o-mini', CHAT_BODY, { 'svc-cache-enabled': 'true' })[3]!;
+    return { stack, target: { ...c, varyHeader: 'svc-cache-seed' } };
+  },
   async stream(o, name) {
     const stack = await startStack({ scenario: name, profile: true, features: 'none' });
     return { stack, target: targetsFor(stack, 'chunks-20', { ...CHAT_BODY, stream: true, stream_options: { include_usage: true } })[3]! };

@@ -21,6 +21,17 @@ function endsInError(body: Buffer): boolean {
   return ERROR_EVENT.test(body.toString('utf8', Math.max(0, body.length - ERROR_TAIL)));
 }
 
+/**
+ * The pieces in one buffer of exactly `bytes` bytes, outside Node's shared 8 KiB pool: a kept answer
+ * must not pin a pool slab (the memory store counts only `bytes`).
+ */
+function joined(chunks: Buffer[], bytes: number): Buffer {
+  const out = Buffer.allocUnsafeSlow(bytes);
+  let at = 0;
+  for (const c of chunks) at += c.copy(out, at);
+  return out;
+}
+
 /** The content type a stored answer is replayed with (the provider's own headers are not kept). */
 function contentTypeOf(ctx: RequestContext, streamed: boolean): string {
   return streamed ? (ctx.kind.framing?.contentType ?? 'text/event-stream; charset=utf-8') : 'application/json';
@@ -40,7 +51,9 @@ export const cacheWriterObserver: ResponseObserver = {
     if (cache === null || cache.chunks === null) return;
     cache.bytes += chunk.length;
     if (cache.bytes > ctx.gw.config.cache.maxEntryBytes) cache.chunks = null;
-    else cache.chunks.push(Buffer.from(chunk));
+    // Held as they are (neither undici nor the stream mappers reuse a piece once handed on) and
+    // copied once, into the stored answer, when the response completed.
+    else cache.chunks.push(chunk);
   },
   onFinish(ctx) {
     const cache = ctx.cache;
@@ -48,7 +61,7 @@ export const cacheWriterObserver: ResponseObserver = {
     const chunks = cache.chunks;
     cache.chunks = null;
     if (ctx.clientClosed || ctx.error !== null || ctx.status < 200 || ctx.status >= 300) return;
-    const body = Buffer.concat(chunks);
+    const body = joined(chunks, cache.bytes);
     if (cache.streamed && endsInError(body)) return;
     const answer = { requestId: ctx.id, status: ctx.status, streamed: cache.streamed, contentType: contentTypeOf(ctx, cache.streamed), body };
     ctx.gw.cache.add(cache.key, answer, cache.ttlMs, cache.bucketMax);
