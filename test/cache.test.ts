@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MemoryCacheStore } from '../proxy/cache/memory.ts';
 import { cacheKey, type KeyParts } from '../proxy/cache/key.ts';
+import { answerFromCache } from '../proxy/cache/replay.ts';
 import { cacheEnabled, cacheOptions } from '../proxy/cache/request.ts';
 import type { CachedAnswer } from '../proxy/cache/types.ts';
 import { GatewayError } from '../proxy/errors.ts';
@@ -126,6 +127,46 @@ test('cache-lookup stage: nothing without the header; a key and a miss with it; 
     const badValue = makeContext(gw, { path: '/ai/chat/completions', body, headers: { 'svc-cache-enabled': 'maybe' } });
     Object.assign(badValue, { provider: 'openai', model: 'gpt-4o-mini', body });
     assert.throws(() => cacheLookup(badValue), (e: unknown) => e instanceof GatewayError && e.status === 400);
+  } finally {
+    await closeRuntime(gw);
+  }
+});
+
+test('a stored stream is replayed event by event, each write after the client drained the last', async () => {
+  const gw = makeRuntime();
+  try {
+    const ctx = makeContext(gw, { path: '/ai/chat/completions', body: {} });
+    ctx.provider = 'openai';
+    ctx.cache = { key: 'k', ttlMs: 1000, bucketMax: 1, hitOf: null, chunks: null, bytes: 0, streamed: false, replay: null, replayAt: 0 };
+    const writes: string[] = [];
+    let drain: ((this: unknown) => void) | null = null;
+    const res = ctx.res as unknown as { write(c: Buffer): boolean; once(e: string, f: () => void): unknown };
+    res.write = (c: Buffer) => {
+      writes.push(c.toString());
+      return false; // the socket's buffer is full after every write
+    };
+    res.once = (event: string, f: () => void) => {
+      if (event === 'drain') drain = f;
+      return res;
+    };
+    const body = Buffer.from('data: {"a":1}\n\ndata: {"a":2}\n\ndata: [DONE]\n\n');
+    answerFromCache(ctx, { requestId: 'r0', status: 200, streamed: true, contentType: 'text/event-stream; charset=utf-8', body });
+    assert.equal(ctx.res.statusCode, 200);
+    assert.equal(ctx.res.headers['svc-cache'], 'HIT');
+    assert.equal(ctx.res.headers['content-length'], undefined, 'a stream has no length');
+    assert.equal(ctx.cache.hitOf, 'r0');
+    assert.deepEqual(writes, ['data: {"a":1}\n\n'], 'one event, then a wait for drain');
+    for (let i = 2; i <= 3; i++) {
+      const d = drain!;
+      drain = null;
+      d.call(ctx.res);
+      assert.equal(writes.length, i);
+    }
+    assert.equal(writes[2], 'data: [DONE]\n\n');
+    assert.equal(ctx.res.writableEnded, false);
+    drain!.call(ctx.res);
+    assert.equal(ctx.res.writableEnded, true, 'ended once the last event drained');
+    assert.equal(writes.join(''), body.toString());
   } finally {
     await closeRuntime(gw);
   }
