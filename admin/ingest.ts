@@ -14,6 +14,7 @@ import { PROVIDERS, isProviderName } from '../shared/providers.ts';
 import { LogRecordSchema, type LogRecord } from '../shared/record.ts';
 import { validateValue } from '../shared/validate.ts';
 import { countTextTokens } from './tokens.ts';
+import { isUuid } from './validation.ts';
 import type { Sql } from './db.ts';
 import { readUsage, type RecordUsage } from './usage.ts';
 
@@ -181,7 +182,8 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
   const provider = r.provider ?? GATEWAY_PROVIDER;
   const cost = rowCost(provider, model, t);
   // A cache hit called no provider: it cost nothing, and saved what its answer's tokens would have cost.
-  const hitOf = r.cacheReferenceId ?? null;
+  // The column is a uuid (request ids are): anything else would refuse the whole row, so it is dropped.
+  const hitOf = r.cacheReferenceId && isUuid(r.cacheReferenceId) ? r.cacheReferenceId : null;
   const extra: Json = { attempts: r.attempts, endpoint: r.endpoint, clientClosed: r.clientClosed, bodyTruncated: r.bodyTruncated, modelSent: r.modelSent };
   if (r.tokenLimit) extra.tokenLimit = r.tokenLimit;
   if (r.removedMembers && r.removedMembers.length > 0) extra.removedMembers = r.removedMembers.slice(0, 1000).map((m) => m.slice(0, 512));
