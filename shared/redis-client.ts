@@ -46,3 +46,45 @@ export async function connectRedis(
   });
   return redis;
 }
+
+/**
+ * Waits for `redis` to become ready: resolves at once when it is, else on its `ready` event.
+ * @throws (rejects) `<what>: redis not connected (status …)` when it is neither ready nor
+ *   connecting (or `closed` is true); `<what>: redis connection closed` when the connection closes
+ *   first; `<what>: redis not ready within <timeoutMs> ms` after `timeoutMs` (ms).
+ */
+export function waitForReady(redis: Redis, timeoutMs: number, what: string, closed = false): Promise<void> {
+  const status = redis.status;
+  if (status === 'ready') return Promise.resolve();
+  if (closed || (status !== 'wait' && status !== 'connecting' && status !== 'connect')) {
+    return Promise.reject(new Error(`${what}: redis not connected (status ${status})`));
+  }
+  return new Promise<void>((resolve, reject) => {
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('close', onClose);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onReady = () => done();
+    const onClose = () => done(new Error(`${what}: redis connection closed`));
+    const timer = setTimeout(() => done(new Error(`${what}: redis not ready within ${timeoutMs} ms`)), timeoutMs);
+    timer.unref();
+    redis.once('ready', onReady);
+    redis.once('close', onClose);
+  });
+}
+
+/** Closes `redis`: QUIT when connected, else (or when QUIT fails) disconnect. Never rejects. */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') {
+    try {
+      await redis.quit();
+      return;
+    } catch {
+      /* fall through */
+    }
+  }
+  redis.disconnect();
+}

@@ -8,7 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { connectRedis } from '../../shared/redis-client.ts';
+import { closeRedis, connectRedis, waitForReady } from '../../shared/redis-client.ts';
 import type { CachedAnswer, CacheStore } from './types.ts';
 
 /** An answer as stored in Redis. */
@@ -93,25 +93,18 @@ export class RedisCacheStore implements CacheStore {
       .catch((err: Error) => this.warn(err, 'cache: write lost'));
   }
 
-  /** See {@link CacheStore.whenReady}: connected, or {@link READY_WAIT_MS} waited. */
+  /** See {@link CacheStore.whenReady}: connected, or {@link READY_WAIT_MS} waited, or Redis refused. */
   async whenReady(): Promise<void> {
     const deadline = Date.now() + READY_WAIT_MS;
     const redis = await Promise.race([this.clientReady.catch(() => null), new Promise<null>((r) => setTimeout(r, READY_WAIT_MS, null).unref())]);
-    while (redis !== null && redis.status !== 'ready' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (redis !== null) await waitForReady(redis, Math.max(0, deadline - Date.now()), 'cache', this.closed).catch(() => {});
   }
 
   /** Quits (or drops a connection not made). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const redis = this.client;
-    if (!redis) return;
-    try {
-      if (redis.status === 'ready') await redis.quit();
-      else redis.disconnect();
-    } catch {
-      redis.disconnect();
-    }
+    if (this.client) await closeRedis(this.client);
   }
 }
 

@@ -17,7 +17,7 @@
 import type { Redis } from 'ioredis';
 import { emissionIntervalMs, gcra, toleranceMs, type GcraResult } from './gcra.ts';
 import type { Bucket, RateLimitStore } from './store.ts';
-import { connectRedis } from '../../shared/redis-client.ts';
+import { closeRedis, connectRedis, waitForReady } from '../../shared/redis-client.ts';
 
 /**
  * KEYS: the bucket keys. ARGV[1]: cost; ARGV[2i], ARGV[2i+1]: emission interval T and tolerance τ of
@@ -111,29 +111,11 @@ export class RedisStore implements RateLimitStore {
    */
   private async waitReady(): Promise<Redis> {
     const redis = this.client ?? (await this.clientReady);
-    const status = redis.status;
-    if (status === 'ready') return redis;
-    if (this.closed || (status !== 'wait' && status !== 'connecting' && status !== 'connect')) {
-      throw new Error(`rate-limit store: redis not connected (status ${status})`);
-    }
-    if (!this.readyWait) {
-      this.readyWait = new Promise<void>((resolve, reject) => {
-        const done = (err?: Error) => {
-          clearTimeout(timer);
-          redis.off('ready', onReady);
-          redis.off('close', onClose);
-          this.readyWait = null;
-          if (err) reject(err);
-          else resolve();
-        };
-        const onReady = () => done();
-        const onClose = () => done(new Error('rate-limit store: redis connection closed'));
-        const timer = setTimeout(() => done(new Error(`rate-limit store: redis not ready within ${this.timeoutMs} ms`)), this.timeoutMs);
-        timer.unref();
-        redis.once('ready', onReady);
-        redis.once('close', onClose);
-      });
-    }
+    if (redis.status === 'ready') return redis;
+    // One wait shared by every request that arrives while the connection is being made.
+    this.readyWait ??= waitForReady(redis, this.timeoutMs, 'rate-limit store', this.closed).finally(() => {
+      this.readyWait = null;
+    });
     await this.readyWait;
     return redis;
   }
@@ -177,16 +159,6 @@ export class RedisStore implements RateLimitStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const redis = this.client;
-    if (!redis) return;
-    if (redis.status === 'ready') {
-      try {
-        await redis.quit();
-        return;
-      } catch {
-        /* fall through */
-      }
-    }
-    redis.disconnect();
+    if (this.client) await closeRedis(this.client);
   }
 }

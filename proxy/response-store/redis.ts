@@ -15,7 +15,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { connectRedis } from '../../shared/redis-client.ts';
+import { closeRedis, connectRedis, waitForReady } from '../../shared/redis-client.ts';
 import { ENTRY_TTL_MS, MAX_ENTRY_BYTES, type ResponseStore, type StoredEntry } from './types.ts';
 
 /** Options of {@link RedisResponseStore}. */
@@ -83,24 +83,7 @@ export class RedisResponseStore implements ResponseStore {
   /** The client once connected; waits at most `timeoutMs` for a connection being made. */
   private async ready(): Promise<Redis> {
     const redis = this.client ?? (await this.clientReady);
-    if (redis.status === 'ready') return redis;
-    if (this.closed || (redis.status !== 'wait' && redis.status !== 'connecting' && redis.status !== 'connect')) {
-      throw new Error(`response store: redis not connected (status ${redis.status})`);
-    }
-    await new Promise<void>((resolve, reject) => {
-      const done = (err?: Error) => {
-        clearTimeout(timer);
-        redis.off('ready', onReady);
-        redis.off('close', onClose);
-        if (err) reject(err);
-        else resolve();
-      };
-      const onReady = () => done();
-      const onClose = () => done(new Error('response store: redis connection closed'));
-      const timer = setTimeout(() => done(new Error(`response store: redis not ready within ${this.timeoutMs} ms`)), this.timeoutMs);
-      redis.once('ready', onReady);
-      redis.once('close', onClose);
-    });
+    await waitForReady(redis, this.timeoutMs, 'response store', this.closed);
     return redis;
   }
 
@@ -184,14 +167,7 @@ export class RedisResponseStore implements ResponseStore {
     if (this.closed) return;
     await this.flush();
     this.closed = true;
-    const redis = this.client;
-    if (!redis) return;
-    try {
-      if (redis.status === 'ready') await redis.quit();
-      else redis.disconnect();
-    } catch {
-      redis.disconnect();
-    }
+    if (this.client) await closeRedis(this.client);
   }
 }
 
