@@ -108,10 +108,10 @@ export interface DashboardPoint extends Omit<DashboardTotals, 'ttftP95Ms'> {
   time: string;
 }
 
-/** One group of a dashboard breakdown. */
+/** One group of a dashboard breakdown (`key` null for requests without a model, key or user). */
 export interface BreakdownRow {
-  key: string;
-  label?: string;
+  key: string | null;
+  label?: string | null;
   requests: number;
   errors: number;
   promptTokens: number;

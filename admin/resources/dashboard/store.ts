@@ -7,15 +7,21 @@ import type { Fragment, Sql } from '../../db.ts';
 import { compileFilter, type FilterNode } from '../../filter.ts';
 import { BUCKET_MS, bucketStart, type Bucket } from './schema.ts';
 
-/** Aggregates of every request in the range (latency and time to first token in ms, cost in USD). */
-export interface DashboardTotals {
+/** The counts every aggregate has (tokens; cost in USD). */
+export interface DashboardCounts {
   requests: number;
   /** Requests answered with a status >= 400, or with none (0: no answer). */
   errors: number;
   promptTokens: number;
   completionTokens: number;
   costUsd: number;
-  /** Medians and 95th percentiles (continuous) over the requests that have the value; null when none has. */
+}
+
+/**
+ * Aggregates of every request in the range (latency and time to first token in ms): medians and
+ * 95th percentiles (continuous) over the requests that have the value; null when none has.
+ */
+export interface DashboardTotals extends DashboardCounts {
   latencyP50Ms: number | null;
   latencyP95Ms: number | null;
   ttftP50Ms: number | null;
@@ -23,30 +29,17 @@ export interface DashboardTotals {
 }
 
 /** One bucket of the series: its start (ISO-8601, UTC-aligned) and its aggregates (zeros and nulls when empty). */
-export interface DashboardPoint {
+export interface DashboardPoint extends Omit<DashboardTotals, 'ttftP95Ms'> {
   time: string;
-  requests: number;
-  errors: number;
-  promptTokens: number;
-  completionTokens: number;
-  costUsd: number;
-  latencyP50Ms: number | null;
-  latencyP95Ms: number | null;
-  ttftP50Ms: number | null;
 }
 
 /**
  * One group of a breakdown: `key` the model / provider / API key id / user id (null for requests
  * without one); `label` the API key's name (apiKey only).
  */
-export interface BreakdownRow {
+export interface BreakdownRow extends DashboardCounts {
   key: string | null;
   label?: string | null;
-  requests: number;
-  errors: number;
-  promptTokens: number;
-  completionTokens: number;
-  costUsd: number;
   latencyP50Ms: number | null;
 }
 
