@@ -4,7 +4,7 @@
  * time to first byte, an open-streams client), reading a process's RSS and CPU time from /proc, and
  * small statistics and formatting helpers.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -96,6 +96,28 @@ export function procStats(pid: number | undefined): ProcStats | null {
   } catch {
     return null;
   }
+}
+
+/** PIDs of the processes whose command is `name` (from /proc/<pid>/comm), e.g. every PostgreSQL backend and helper. */
+export function pidsNamed(name: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/**
+ * CPU time (user + system, ms) used so far by the processes of `pids`, summed; a process that is
+ * gone counts 0. Per-process clocks tick every 10 ms.
+ */
+export function cpuMsOf(pids: ReadonlyArray<number | undefined>): number {
+  return pids.reduce<number>((sum, pid) => sum + (procStats(pid)?.cpuMs ?? 0), 0);
 }
 
 /** Busy CPU time of the whole machine so far (all cores; /proc/stat), ms. */

@@ -53,6 +53,8 @@ import {
   type PacedResult,
   type Started,
   type Target,
+  cpuMsOf,
+  pidsNamed,
 } from './lib.ts';
 import { consoleScenario } from './console.ts';
 import { report, snapshotSources, sourceMaps, summarize, type CpuProfile } from './profile.ts';
@@ -86,6 +88,8 @@ interface Stack {
   b: Started;
   b3: Started;
   proxy: Started;
+  /** With {@link StackOptions.authProxy}: a second gateway, `svc.features: auth`, same providers, limits and admin. */
+  authProxy: Started | null;
   admin: Started | null;
   db: TestDatabase | null;
   apiKey: string;
@@ -103,6 +107,8 @@ interface StackOptions {
   extra?: Record<string, unknown>;
   scenario: string;
   profile: boolean;
+  /** Also start a gateway with `svc.features: auth` (same config otherwise), for the observability scenario's c_auth. */
+  authProxy?: boolean;
 }
 
 /** Starts stub, forwarders, (database, admin,) gateway; waits until the gateway's control plane is ready. */
@@ -117,13 +123,15 @@ async function startStack(o: StackOptions): Promise<Stack> {
     const stubUrl = `http://127.0.0.1:${stub.port}`;
     const [b, b3] = await Promise.all([startForwarder('node', stubUrl), startForwarder('http-proxy3', stubUrl)]);
     started.push(b, b3);
-    const configFile = writeConfig({
-      svc: { features: o.features },
-      // groq: the chat-only provider the responses scenario translates to (the stub serves its chat path too).
-      providers: { openai: { 'base-url': `${stubUrl}/v1` }, anthropic: { 'base-url': `${stubUrl}/v1` }, groq: { 'base-url': `${stubUrl}/openai/v1` } },
-      routers: { default: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai'] } } } },
-      ...o.extra,
-    });
+    const config = (features: StackOptions['features']) =>
+      writeConfig({
+        svc: { features },
+        // groq: the chat-only provider the responses scenario translates to (the stub serves its chat path too).
+        providers: { openai: { 'base-url': `${stubUrl}/v1` }, anthropic: { 'base-url': `${stubUrl}/v1` }, groq: { 'base-url': `${stubUrl}/openai/v1` } },
+        routers: { default: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai'] } } } },
+        ...o.extra,
+      });
+    const configFile = config(o.features);
     let admin: Started | null = null;
     if (db) {
       admin = await startProcess('admin/main.ts', { DATABASE_URL: db.url, ADMIN_PORT: '0', SVC_BOOTSTRAP_API_KEY: apiKey }, 'admin.ready', ['--config', configFile]);
@@ -144,20 +152,26 @@ async function startStack(o: StackOptions): Promise<Stack> {
       ? await startProfiled(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', proxyArgs, profileDir)
       : await startProcess(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', proxyArgs);
     started.push(proxy);
+    const authProxy = o.authProxy ? await startProcess(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', ['--config', config('auth')]) : null;
+    started.push(authProxy);
     const gatewayUrl = `http://127.0.0.1:${proxy.port}`;
-    await waitUntil(
-      async () => {
-        const h = (await (await fetch(`${gatewayUrl}/health`)).json()) as { controlPlane: { ready: boolean } | null };
-        return h.controlPlane === null || h.controlPlane.ready;
-      },
-      20_000,
-      'gateway control plane ready',
-    );
+    for (const p of [proxy, authProxy]) {
+      if (!p) continue;
+      await waitUntil(
+        async () => {
+          const h = (await (await fetch(`http://127.0.0.1:${p.port}/health`)).json()) as { controlPlane: { ready: boolean } | null };
+          return h.controlPlane === null || h.controlPlane.ready;
+        },
+        20_000,
+        'gateway control plane ready',
+      );
+    }
     const stack: Stack = {
       stub,
       b,
       b3,
       proxy,
+      authProxy,
       admin,
       db,
       apiKey,
@@ -165,13 +179,13 @@ async function startStack(o: StackOptions): Promise<Stack> {
       gatewayUrl,
       async stop() {
         live.delete(stack);
-        for (const p of [stub, b, b3, proxy, admin]) if (p?.child.pid) ourPids.delete(p.child.pid);
-        await stopAll(proxy);
+        for (const p of [stub, b, b3, proxy, authProxy, admin]) if (p?.child.pid) ourPids.delete(p.child.pid);
+        await stopAll(proxy, authProxy);
         await stopAll(admin, b, b3, stub);
         await db?.drop();
       },
     };
-    for (const p of [stub, b, b3, proxy, admin]) if (p?.child.pid) ourPids.add(p.child.pid);
+    for (const p of [stub, b, b3, proxy, authProxy, admin]) if (p?.child.pid) ourPids.add(p.child.pid);
     live.add(stack);
     return stack;
   } catch (err) {
@@ -802,12 +816,24 @@ interface QueueStats {
   dropped: number;
 }
 
+/** CPU (ms) of the gateway, admin and PostgreSQL (every `postgres` process at the time of the call). */
+function loggingCpu(s: Stack): { proxy: number; admin: number; postgres: number } {
+  return { proxy: cpuMsOf([s.proxy.child.pid]), admin: cpuMsOf([s.admin?.child.pid]), postgres: cpuMsOf(pidsNamed('postgres')) };
+}
+
+/**
+ * The observability scenario (issue 19): the gateway with the request log (`c`) beside the same
+ * gateway with auth + GCRA only (`c_auth`, same config, same admin), in the same interleaved rounds,
+ * then the logging check (exactly N requests, every one a stored row), during which the CPU of the
+ * gateway, of admin and of PostgreSQL is read, per request and per stored row.
+ */
 async function observability(o: Options): Promise<ScenarioResult> {
   const name = 'observability';
-  const s = await startStack({ scenario: name, profile: o.profile, features: 'observability' });
+  const s = await startStack({ scenario: name, profile: o.profile, features: 'observability', extra: AUTH_EXTRA, authProxy: true });
   try {
     const targets = targetsFor(s, 'gpt-4o-mini', CHAT_BODY, { authorization: `Bearer ${s.apiKey}` });
     const c = targets.find((t) => t.key === 'c')!;
+    targets.splice(3, 0, { ...c, key: 'c_auth', label: 'gateway, auth + GCRA only', url: c.url.replace(s.gatewayUrl, `http://127.0.0.1:${s.authProxy!.port}`), pid: s.authProxy!.child.pid });
     const queue = async () => ((await (await fetch(`${s.gatewayUrl}/health`)).json()) as { logQueue: QueueStats }).logQueue;
     const rows = async () => {
       const [r] = await s.db!.sql<Array<{ total: number; ok: number; client_closed: number }>>`
@@ -833,14 +859,17 @@ async function observability(o: Options): Promise<ScenarioResult> {
     const afterRounds = await rows();
 
     // 2. Logging check: a fixed number of requests (autocannon `amount`: every request sent is
-    //    answered, none is in flight when the run ends), then wait for the queue to drain.
+    //    answered, none is in flight when the run ends), then wait for the queue to drain. The CPU
+    //    of the gateway, admin and PostgreSQL is read around the run and the drain.
     const perConn = Math.max(1, Math.round(((tp.perTarget.c!.median.rps ?? 1000) * o.durationS * 2) / o.connections));
     const amount = perConn * o.connections;
     progress(`  logging check: ${amount} requests`);
+    const cpu0 = loggingCpu(s);
     const t0 = performance.now();
     const run = await load(c, { connections: o.connections, pipelining: o.pipelining, duration: 0, amount });
     const runMs = performance.now() - t0;
     const drainMs = await drain();
+    const cpu1 = loggingCpu(s);
     const after = await rows();
     const q = await queue();
     const stored = after.total - afterRounds.total;
@@ -848,38 +877,48 @@ async function observability(o: Options): Promise<ScenarioResult> {
     const gatewayRps = run.ok / run.durationS;
     const loggedRps = stored / ((runMs + drainMs) / 1000);
     const zeroLoss = run.ok === amount && stored === amount && storedOk === amount && q.dropped === 0;
+    const perRow = (k: keyof typeof cpu0) => (stored > 0 ? round(((cpu1[k] - cpu0[k]) * 1000) / stored, 0) : null);
+    const checkCpu = { proxyUsPerRequest: run.ok > 0 ? round(((cpu1.proxy - cpu0.proxy) * 1000) / run.ok, 0) : null, adminUsPerRow: perRow('admin'), postgresUsPerRow: perRow('postgres') };
 
     printThroughput(targets, tp, o);
     const r = ratios(tp);
-    console.log(`ratios: c/a ${r['c/a']}  c/b ${r['c/b']}  c/b3 ${r['c/b3']}`);
+    const cpuOf = (k: string) => tp.perTarget[k]!.median.serverCpuUsPerReq ?? NaN;
+    const cpuRatio = round(cpuOf('c') / cpuOf('c_auth'), 3);
+    const rpsOverB = round(tp.perTarget.c!.median.rps! / tp.perTarget.b!.median.rps!, 3);
+    console.log(`ratios: c/a ${r['c/a']}  c/b ${r['c/b']}  c/b3 ${r['c/b3']}  c_auth/b ${round(tp.perTarget.c_auth!.median.rps! / tp.perTarget.b!.median.rps!, 3)}`);
+    console.log(`gateway CPU per request, log on / auth only: ${round(cpuOf('c'), 0)} / ${round(cpuOf('c_auth'), 0)} µs = ${cpuRatio}`);
     console.log(
       `rounds: gateway requests sent ${totals.c!.sent}, 2xx ${totals.c!.ok}; rows stored ${afterRounds.total} (2xx ${afterRounds.ok}, 499 client-closed at run ends ${afterRounds.client_closed})`,
     );
     console.log(
       `logging check: ${amount} requests sent, 2xx ${run.ok}, non-2xx ${run.non2xx}, errors ${run.errors}; rows stored ${stored} (2xx ${storedOk}); queue dropped ${q.dropped}\n` +
-        `  gateway ${Math.round(gatewayRps)} req/s during the run; all rows stored ${Math.round(drainMs)} ms after the last response → ${Math.round(loggedRps)} rows/s end to end; zero loss: ${zeroLoss ? 'yes' : 'NO'}`,
+        `  gateway ${Math.round(gatewayRps)} req/s during the run; all rows stored ${Math.round(drainMs)} ms after the last response → ${Math.round(loggedRps)} rows/s end to end; zero loss: ${zeroLoss ? 'yes' : 'NO'}\n` +
+        `  CPU over the run and the drain: gateway ${checkCpu.proxyUsPerRequest} µs/request; admin ${checkCpu.adminUsPerRow} µs/row; PostgreSQL (every postgres process) ${checkCpu.postgresUsPerRow} µs/row`,
     );
     return {
       scenario: name,
-      description: 'non-streaming, svc.features observability (auth + request log into PostgreSQL via admin)',
+      description: 'non-streaming, svc.features observability (auth + GCRA + request log into PostgreSQL via admin) beside auth + GCRA only',
       summary: {
         rps: Object.fromEntries(targets.map((t) => [t.key, Math.round(tp.perTarget[t.key]!.median.rps!)])),
-        ratios: r,
+        ratios: { ...r, 'c/b': rpsOverB, cpu_c_over_c_auth: cpuRatio },
+        serverCpuUsPerReq: Object.fromEntries(targets.map((t) => [t.key, round(cpuOf(t.key), 0)])),
         otherProcessesCpuPct: { throughput: otherCpu(tp) },
-        logging: { requests: amount, ok: run.ok, stored, storedOk, dropped: q.dropped, gatewayRps: Math.round(gatewayRps), drainMs: Math.round(drainMs), loggedRowsPerS: Math.round(loggedRps), zeroLoss },
+        logging: { requests: amount, ok: run.ok, stored, storedOk, dropped: q.dropped, gatewayRps: Math.round(gatewayRps), drainMs: Math.round(drainMs), loggedRowsPerS: Math.round(loggedRps), zeroLoss, cpu: checkCpu },
       },
       checks: [
+        { scenario: name, target: 'gateway CPU per request with the log ≤ 1.3 × auth only (c / c_auth)', measured: `${cpuRatio} (${round(cpuOf('c'), 0)} / ${round(cpuOf('c_auth'), 0)} µs)`, met: cpuRatio !== null && cpuRatio <= 1.3 },
+        { scenario: name, target: 'throughput with the log ≥ 0.8 × the node:http forwarder (c / b)', measured: String(rpsOverB), met: rpsOverB !== null && rpsOverB >= 0.8 },
         {
           scenario: name,
-          target: '≥ 3,000 req/s logged with zero loss',
-          measured: `${Math.round(gatewayRps)} req/s through the gateway, ${Math.round(loggedRps)} rows/s stored end to end; ${stored}/${amount} rows, dropped ${q.dropped}`,
-          met: zeroLoss && gatewayRps >= 3000 && loggedRps >= 3000,
+          target: 'zero loss: every request of the logging check a stored row',
+          measured: `${stored}/${amount} rows, dropped ${q.dropped}; admin ${checkCpu.adminUsPerRow} µs/row, PostgreSQL ${checkCpu.postgresUsPerRow} µs/row`,
+          met: zeroLoss,
         },
       ],
       detail: {
         throughput: slim(tp),
         rounds: { gateway: totals.c, rows: afterRounds },
-        loggingCheck: { amount, run: { ok: run.ok, non2xx: run.non2xx, errors: run.errors, sent: run.sent, durationS: run.durationS }, runMs, drainMs, stored, storedOk, queue: q },
+        loggingCheck: { amount, run: { ok: run.ok, non2xx: run.non2xx, errors: run.errors, sent: run.sent, durationS: run.durationS }, runMs, drainMs, stored, storedOk, queue: q, cpu: checkCpu },
       },
     };
   } finally {
@@ -1044,7 +1083,7 @@ const PROFILE_SETUPS: Record<string, (o: Options, name: string) => Promise<{ sta
     return { stack, target: targetsFor(stack, 'gpt-4o-mini', CHAT_BODY, { authorization: `Bearer ${stack.apiKey}` })[3]! };
   },
   async observability(o, name) {
-    const stack = await startStack({ scenario: name, profile: true, features: 'observability' });
+    const stack = await startStack({ scenario: name, profile: true, features: 'observability', extra: AUTH_EXTRA });
     return { stack, target: targetsFor(stack, 'gpt-4o-mini', CHAT_BODY, { authorization: `Bearer ${stack.apiKey}` })[3]! };
   },
   async cache(o, name) {
