@@ -294,7 +294,7 @@ export class ControlPlaneClient {
         break;
       case 'records.ack':
         this.queue.ack(msg.batchId);
-        this.queue.flush();
+        this.queue.flush(true);
         break;
       case 'records.nack':
         this.queue.nack(msg.batchId);

@@ -1,34 +1,14 @@
 /**
- * The bounded queue of log records waiting for admin. Records are serialized once when queued;
- * the queue is bounded by count and by bytes, and when full the oldest waiting records are
- * dropped (and counted). Batches in flight stay owned by the queue until admin acknowledges them
- * (after its commit); a negative ack or a lost link puts them back at the front, so nothing is lost
- * short of the bounds, and admin's `on conflict do nothing` makes a re-sent record harmless.
+ * The bounded queue of log records waiting for admin. A record is encoded once when queued (its
+ * head serialized, its raw bodies copied beside it: shared/record-batch.ts) and a batch is those
+ * bytes concatenated behind a header, sent as one binary message. The queue is bounded by count
+ * and by bytes, and when full the oldest waiting records are dropped (and counted). Batches in
+ * flight stay owned by the queue until admin acknowledges them (after its commit); a negative ack
+ * or a lost link puts them back at the front, so nothing is lost short of the bounds, and admin's
+ * duplicate handling makes a re-sent record harmless.
  */
 import { randomUUID } from 'node:crypto';
-
-interface Entry {
-  json: string;
-  bytes: number;
-}
-
-/**
- * `JSON.stringify(record)` with `rawMembers` appended as members whose values are JSON texts used
- * as they are: a body the proxy received as JSON is logged without being serialized a second time
- * (for a 100 kB chat history that is the larger part of the record's cost). Each raw text must be
- * one valid JSON value and its member absent from `record` (or `undefined` there).
- * @returns the record's JSON text.
- * @throws {TypeError} when `record` cannot be serialized (a cycle, a BigInt) or is not an object.
- */
-export function serializeRecord(record: object, rawMembers: ReadonlyArray<readonly [name: string, json: string]>): string {
-  const json = JSON.stringify(record);
-  if (typeof json !== 'string' || json[0] !== '{') throw new TypeError('a log record must be a JSON object');
-  if (rawMembers.length === 0) return json;
-  let tail = '';
-  for (const [name, value] of rawMembers) tail += `,${JSON.stringify(name)}:${value}`;
-  // `{}` has no member for the first raw one to follow.
-  return json.length === 2 ? `{${tail.slice(1)}}` : `${json.slice(0, -1)}${tail}}`;
-}
+import { encodeBatch, encodeRecord } from '../shared/record-batch.ts';
 
 /** Bounds and batching of the queue. */
 export interface LogQueueOptions {
@@ -60,12 +40,15 @@ export interface LogQueueStats {
   nacked: number;
 }
 
-/** The queue. `send` is called with a batch message (JSON text); it returns false when the link is down. */
+/**
+ * The queue. `send` is called with a batch message (shared/record-batch.ts, to be sent as one
+ * binary WebSocket message); it returns false when the link is down.
+ */
 export class LogQueue {
-  private waiting: Entry[] = [];
+  private waiting: Buffer[] = [];
   private head = 0;
   private waitingBytes = 0;
-  private readonly inFlight = new Map<string, Entry[]>();
+  private readonly inFlight = new Map<string, Buffer[]>();
   private stats = { sent: 0, acknowledged: 0, dropped: 0, unserializable: 0, nacked: 0 };
   private drainWaiters: Array<() => void> = [];
   /** Backoff after negative acks: no batch is sent before `retryAt` (epoch ms). */
@@ -74,26 +57,31 @@ export class LogQueue {
 
   constructor(
     private readonly options: LogQueueOptions,
-    private readonly send: (message: string) => boolean,
+    private readonly send: (message: Buffer) => boolean,
   ) {}
 
   /**
-   * Queues a record (a JSON object); drops the oldest waiting records when a bound is reached. A
-   * record that cannot be serialized is dropped (and counted) rather than thrown to the caller.
-   * @param rawMembers members already serialized, appended as they are (see {@link serializeRecord}).
+   * Queues a record; drops the oldest waiting records when a bound is reached. A record that cannot
+   * be serialized is dropped (and counted) rather than thrown to the caller.
+   * @param head the record without the bodies given raw (serialized here with JSON.stringify).
+   * @param requestBody the client's body as received, valid JSON, logged as these bytes; null: the
+   *   head's `requestBody` stands.
+   * @param responseBody the provider's non-streamed body as it reached the client (unchecked;
+   *   admin parses it); null: the head's `responseBody` stands.
    */
-  push(record: object, rawMembers: ReadonlyArray<readonly [name: string, json: string]> = []): void {
-    let json: string;
+  push(head: object, requestBody: Buffer | null = null, responseBody: Buffer | null = null): void {
+    let entry: Buffer;
     try {
-      json = serializeRecord(record, rawMembers);
+      const json = JSON.stringify(head);
+      if (typeof json !== 'string' || json[0] !== '{') throw new TypeError('a log record must be a JSON object');
+      entry = encodeRecord(json, requestBody, responseBody);
     } catch {
       this.stats.dropped++;
       this.stats.unserializable++;
       return;
     }
-    const bytes = Buffer.byteLength(json);
-    this.waiting.push({ json, bytes });
-    this.waitingBytes += bytes;
+    this.waiting.push(entry);
+    this.waitingBytes += entry.length;
     this.enforceBounds();
   }
 
@@ -101,7 +89,7 @@ export class LogQueue {
   private enforceBounds(): void {
     while (this.size() > this.options.maxRecords || (this.waitingBytes > this.options.maxBytes && this.size() > 1)) {
       const dropped = this.waiting[this.head++]!;
-      this.waitingBytes -= dropped.bytes;
+      this.waitingBytes -= dropped.length;
       this.stats.dropped++;
     }
     this.compact();
@@ -118,21 +106,27 @@ export class LogQueue {
     }
   }
 
-  /** Sends as many batches as the in-flight bound allows. Call on a timer and when the link opens. */
-  flush(): void {
+  /**
+   * Sends as many batches as the in-flight bound allows. Call on a timer and when the link opens.
+   * @param fullOnly send only full batches (`batchSize` records, or `maxBatchBytes`): after an
+   *   ack, so that under load batches stay large (admin's cost is mostly per batch) and the
+   *   timer sends the rest within `flushIntervalMs`.
+   */
+  flush(fullOnly = false): void {
     const maxInFlight = this.options.maxInFlight ?? 4;
     const maxBatchBytes = this.options.maxBatchBytes ?? 16 * 1024 * 1024;
     if (this.retryAt > Date.now()) return;
     while (this.size() > 0 && this.inFlight.size < maxInFlight) {
       const last = Math.min(this.waiting.length, this.head + this.options.batchSize);
       let end = this.head + 1;
-      for (let bytes = this.waiting[this.head]!.bytes; end < last && bytes + this.waiting[end]!.bytes <= maxBatchBytes; end++) bytes += this.waiting[end]!.bytes;
+      let bytes = this.waiting[this.head]!.length;
+      for (; end < last && bytes + this.waiting[end]!.length <= maxBatchBytes; end++) bytes += this.waiting[end]!.length;
+      if (fullOnly && end - this.head < this.options.batchSize && end === this.waiting.length) break;
       const batch = this.waiting.slice(this.head, end);
       const batchId = randomUUID();
-      const message = `{"type":"records","batchId":"${batchId}","records":[${batch.map((e) => e.json).join(',')}]}`;
-      if (!this.send(message)) return;
+      if (!this.send(encodeBatch(batchId, batch))) return;
       this.head = end;
-      for (const e of batch) this.waitingBytes -= e.bytes;
+      this.waitingBytes -= bytes;
       this.inFlight.set(batchId, batch);
       this.stats.sent += batch.length;
     }
@@ -168,10 +162,10 @@ export class LogQueue {
     for (let i = batches.length - 1; i >= 0; i--) this.requeue(batches[i]!);
   }
 
-  private requeue(batch: Entry[]): void {
+  private requeue(batch: Buffer[]): void {
     this.waiting = batch.concat(this.waiting.slice(this.head));
     this.head = 0;
-    for (const e of batch) this.waitingBytes += e.bytes;
+    for (const e of batch) this.waitingBytes += e.length;
     this.enforceBounds();
   }
 

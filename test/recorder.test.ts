@@ -1,10 +1,11 @@
-/** Unit tests: the response recorder (SSE assembly from recorded provider streams) and the log queue. */
+/** Unit tests: the response recorder (SSE assembly from recorded provider streams), the record batch codec and the log queue. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { LogQueue, serializeRecord } from '../proxy/log-queue.ts';
+import { LogQueue } from '../proxy/log-queue.ts';
 import { ResponseRecorder } from '../proxy/observers/response-recorder.ts';
+import { decodeBatch, encodeBatch, encodeRecord } from '../shared/record-batch.ts';
 
 const fixture = (p: string) => readFileSync(new URL(`./fixtures/providers/${p}`, import.meta.url));
 
@@ -61,60 +62,71 @@ test('the cap bounds what is kept', () => {
   assert.equal(json.finish(200).truncated, true);
 });
 
-test('non-stream body parsed; error body kept on 4xx', () => {
+test('a non-stream 2xx body is handed over as its bytes, unparsed; an error body is parsed and kept on 4xx', () => {
   const rec = new ResponseRecorder(false, 1 << 20);
-  rec.push(fixture('openai/chat-completion.json'));
-  assert.equal(rec.finish(200).usage?.total_tokens, 32);
+  const answer = fixture('openai/chat-completion.json');
+  rec.push(answer.subarray(0, 10));
+  rec.push(answer.subarray(10));
+  const out = rec.finish(200);
+  assert.deepEqual(out.raw, answer);
+  assert.equal(out.body, null, 'admin parses it');
+  assert.equal(out.usage, null, 'admin reads its usage');
+  const notJson = new ResponseRecorder(false, 1 << 20);
+  notJson.push(Buffer.from('not json'));
+  assert.equal(notJson.finish(200).raw?.toString(), 'not json', 'unchecked: admin keeps it as {raw}');
   const err = new ResponseRecorder(false, 1 << 20);
   err.push(fixture('openai/error-429.json'));
-  assert.match(err.finish(429).error ?? '', /rate_limit_exceeded/);
-});
-
-test('a record with raw JSON members reads back as the record with those values (property)', () => {
-  const member = fc.constantFrom('requestBody', 'responseBody', 'a"b', '');
-  fc.assert(
-    fc.property(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 5 }), fc.uniqueArray(fc.tuple(member, fc.jsonValue()), { selector: ([k]) => k, maxLength: 2 }), fc.boolean(), (record, raws, spaced) => {
-      const base: Record<string, unknown> = { ...record };
-      for (const [k] of raws) delete base[k];
-      // Raw texts as a client might send them: compact or spread over lines.
-      const rawMembers = raws.map(([k, v]) => [k, JSON.stringify(v, null, spaced ? 2 : undefined)] as const);
-      const expected: Record<string, unknown> = { ...base };
-      for (const [k, v] of raws) expected[k] = v;
-      assert.deepEqual(JSON.parse(serializeRecord(base, rawMembers)), JSON.parse(JSON.stringify(expected)));
-    }),
-    { numRuns: 500 },
-  );
-  assert.throws(() => serializeRecord([] as unknown as object, []), /JSON object/);
-  const cyclic: Record<string, unknown> = {};
-  cyclic.self = cyclic;
-  assert.throws(() => serializeRecord(cyclic, [['requestBody', '{}']]), TypeError);
-});
-
-test('the recorder hands over a JSON answer\'s text as received, and none for a stream', () => {
-  const text = '{ "id": "x", "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3} }';
-  const r = new ResponseRecorder(false, 1 << 20);
-  r.push(Buffer.from(text));
-  const out = r.finish(200);
-  assert.equal(out.json, text);
-  assert.deepEqual(out.usage, { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
-  const bad = new ResponseRecorder(false, 1 << 20);
-  bad.push(Buffer.from('not json'));
-  assert.equal(bad.finish(200).json, null);
+  const failed = err.finish(429);
+  assert.match(failed.error ?? '', /rate_limit_exceeded/);
+  assert.equal(failed.raw, null);
+  assert.equal((failed.body as any).error.code, 'rate_limit_exceeded');
   const s = new ResponseRecorder(true, 1 << 20);
   s.push(Buffer.from('data: {"id":"c","object":"chat.completion.chunk","choices":[]}\n\ndata: [DONE]\n\n'));
-  assert.equal(s.finish(200).json, null);
+  assert.equal(s.finish(200).raw, null, 'a stream is folded, not kept as bytes');
 });
 
+test('a record batch decodes to the heads and body bytes encoded (property)', () => {
+  const body = fc.option(fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)), { nil: null });
+  fc.assert(
+    fc.property(fc.uuid(), fc.array(fc.tuple(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 4 }), body, body), { maxLength: 6 }), (batchId, records) => {
+      const message = encodeBatch(batchId, records.map(([head, req, res]) => encodeRecord(JSON.stringify(head), req, res)));
+      const decoded = decodeBatch(message);
+      assert.equal(decoded.batchId, batchId);
+      assert.equal(decoded.records.length, records.length);
+      decoded.records.forEach((r, i) => {
+        const [head, req, res] = records[i]!;
+        assert.deepEqual(JSON.parse(r.head.toString()), JSON.parse(JSON.stringify(head)));
+        assert.deepEqual(r.requestBody, req);
+        assert.deepEqual(r.responseBody, res);
+      });
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('a record batch that is cut, padded or of another version is refused, naming what is wrong', () => {
+  const message = encodeBatch('0b0e4f63-5a2b-4c1c-9d7e-2f8f3f1b6a11', [encodeRecord('{"a":1}', Buffer.from('{}'), null)]);
+  assert.throws(() => decodeBatch(message.subarray(0, message.length - 1)), /record 0: request body of 2 bytes overruns|cut before/);
+  assert.throws(() => decodeBatch(Buffer.concat([message, Buffer.from([0])])), /1 bytes after the last of 1 records/);
+  const v2 = Buffer.from(message);
+  v2[0] = 2;
+  assert.throws(() => decodeBatch(v2), /version 2/);
+  assert.throws(() => decodeBatch(message.subarray(0, 10)), /shorter than its header/);
+  assert.throws(() => encodeBatch('short', []), /36 ASCII/);
+});
+
+const heads = (message: Buffer) => decodeBatch(message).records.map((r) => JSON.parse(r.head.toString()));
+
 test('log queue: bounded by count (oldest dropped), batches re-queued on link loss, acked once', () => {
-  const sent: string[] = [];
+  const sent: Buffer[] = [];
   let up = true;
   const q = new LogQueue({ maxRecords: 3, maxBytes: 1 << 20, batchSize: 2 }, (m) => (up ? (sent.push(m), true) : false));
-  for (let i = 0; i < 5; i++) q.push({ i });
+  for (let i = 0; i < 5; i++) q.push({ i }, i === 4 ? Buffer.from('{"req":4}') : null);
   assert.equal(q.getStats().dropped, 2);
   q.flush();
   assert.equal(sent.length, 2);
-  const first = JSON.parse(sent[0]!);
-  assert.deepEqual(first.records, [{ i: 2 }, { i: 3 }]);
+  assert.deepEqual(heads(sent[0]!), [{ i: 2 }, { i: 3 }]);
+  assert.equal(decodeBatch(sent[1]!).records[0]!.requestBody?.toString(), '{"req":4}', 'the body travels as its bytes');
   q.linkLost();
   assert.equal(q.getStats().queued, 3);
   up = false;
@@ -122,11 +134,25 @@ test('log queue: bounded by count (oldest dropped), batches re-queued on link lo
   assert.equal(q.getStats().inFlight, 0);
   up = true;
   q.flush();
-  const again = JSON.parse(sent[2]!);
-  assert.deepEqual(again.records, [{ i: 2 }, { i: 3 }], 'oldest first after re-queue');
+  const again = decodeBatch(sent[2]!);
+  assert.deepEqual(heads(sent[2]!), [{ i: 2 }, { i: 3 }], 'oldest first after re-queue');
   q.ack(again.batchId);
   q.ack(again.batchId);
   assert.equal(q.getStats().acknowledged, 2);
+});
+
+test('log queue: after an ack only full batches go out; the timer\'s flush sends the rest', () => {
+  const sent: Buffer[] = [];
+  const q = new LogQueue({ maxRecords: 100, maxBytes: 1 << 20, batchSize: 3 }, (m) => (sent.push(m), true));
+  for (let i = 0; i < 4; i++) q.push({ i });
+  q.flush(true);
+  assert.deepEqual(sent.map(heads), [[{ i: 0 }, { i: 1 }, { i: 2 }]]);
+  q.flush(true);
+  assert.equal(sent.length, 1, 'one record waits for the timer');
+  q.flush();
+  assert.deepEqual(heads(sent[1]!), [{ i: 3 }]);
+  q.push({ unserializable: 1n });
+  assert.equal(q.getStats().unserializable, 1);
 });
 
 test('log queue: bounded by bytes', () => {

@@ -42,7 +42,7 @@ test('a good chat body is parsed; ctx.body is the client body; the model span is
   assert.equal(ctx.requestModel, 'openai/gpt-4o-mini');
   assert.equal(ctx.kind.name, 'chat');
   assert.equal(raw.slice(ctx.modelStart, ctx.modelEnd), '"openai/gpt-4o-mini"');
-  assert.equal(ctx.clientText, null, 'the text is kept only for the request log');
+  assert.equal(ctx.rawBodyLogged, false, 'the bytes are logged as they are only with the request log');
 });
 
 test('a model written with escapes has no span (the body is serialized, not spliced)', () => {
@@ -51,13 +51,13 @@ test('a model written with escapes has no span (the body is serialized, not spli
   assert.equal(ctx.body!.model, 'openai/gpt-4o-mini');
 });
 
-test('observability keeps the body text; Svc-Model-Override replaces the model (and the text is then not the body)', () => {
+test('observability logs the body bytes as they are; Svc-Model-Override replaces the model (and the bytes are then not the body)', () => {
   const raw = JSON.stringify(CHAT);
-  assert.equal(validated({ body: raw }, observed).clientText, raw);
+  assert.equal(validated({ body: raw }, observed).rawBodyLogged, true);
   const ctx = validated({ body: raw, headers: { 'Svc-Model-Override': 'openai/gpt-4o' } }, observed);
   assert.equal(ctx.body!.model, 'openai/gpt-4o');
   assert.equal(ctx.requestModel, 'openai/gpt-4o');
-  assert.equal(ctx.clientText, null);
+  assert.equal(ctx.rawBodyLogged, false);
 });
 
 test('not UTF-8, not JSON, too deep, or not an object: 400 with its code', () => {

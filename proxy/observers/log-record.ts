@@ -16,8 +16,8 @@ import type { ResponseObserver } from './types.ts';
 
 /**
  * The log record of a finished request (`rec`: what the recorder kept of the response, or null).
- * Bodies received as JSON are left out here and appended as their text by the queue (see
- * `serializeRecord`), not serialized again.
+ * Bodies the queue carries as their bytes (the client's JSON body as received, a non-streamed 2xx
+ * answer) are left out here (`undefined`); see shared/record-batch.ts.
  */
 export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null): LogRecord {
   const key = ctx.key!;
@@ -40,8 +40,8 @@ export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null
     streamed: ctx.body?.stream === true,
     delayMs: ctx.endMs - ctx.startMs,
     timeToFirstTokenMs: ctx.firstByteMs !== null ? ctx.firstByteMs - ctx.startMs : null,
-    requestBody: ctx.clientText !== null ? undefined : ctx.clientBody,
-    responseBody: rec?.json ? undefined : (rec?.body ?? null),
+    requestBody: ctx.rawBodyLogged ? undefined : ctx.clientBody,
+    responseBody: rec?.raw ? undefined : (rec?.body ?? null),
     bodyTruncated: rec?.truncated ?? false,
     usage: (rec?.usage as LogRecord['usage']) ?? null,
     error: ctx.error ?? rec?.error ?? (ctx.clientClosed ? 'client closed the connection' : null),
@@ -111,9 +111,6 @@ export const logRecordObserver: ResponseObserver = {
     const controlPlane = ctx.gw.controlPlane;
     if (!ctx.key || !ctx.body || !controlPlane || !ctx.kind.logged) return;
     const rec = ctx.recorder?.finish(ctx.status) ?? null;
-    const raw: Array<[string, string]> = [];
-    if (ctx.clientText !== null) raw.push(['requestBody', ctx.clientText]);
-    if (rec?.json) raw.push(['responseBody', rec.json]);
-    controlPlane.queue.push(buildLogRecord(ctx, rec), raw);
+    controlPlane.queue.push(buildLogRecord(ctx, rec), ctx.rawBodyLogged ? ctx.rawBody : null, rec?.raw ?? null);
   },
 };

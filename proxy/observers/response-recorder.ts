@@ -1,6 +1,8 @@
 /**
- * Reads a copy of the response as it passes to the client, for the log record: a non-streamed
- * body is kept (up to a byte cap) and parsed at the end; an SSE stream is parsed event by event
+ * Reads a copy of the response as it passes to the client, for the log record. A non-streamed
+ * body is kept (up to a byte cap): a 2xx body is handed over as its bytes, unparsed (admin parses
+ * it, and reads its usage, off the request path); another status's body is parsed here, since its
+ * text is the record's error. An SSE stream is parsed event by event
  * (eventsource-parser) and folded into one body by the endpoint kind (chat: one `chat.completion`
  * with content, reasoning, tool calls, finish reasons, usage; Messages: one `message` with its
  * content blocks, stop reason and the usage of `message_start` and `message_delta` merged), or kept
@@ -20,8 +22,11 @@ export interface RecordedResponse {
   /** An error the provider sent (error body of a non-2xx, or an error event mid-stream). */
   error: string | null;
   truncated: boolean;
-  /** The body's JSON text as received, when `body` was parsed from it whole (a non-streamed JSON answer); else null. */
-  json: string | null;
+  /**
+   * A non-streamed 2xx body whole, as the bytes received, not parsed (`body` and `usage` are null
+   * then: admin reads them from these bytes); else null.
+   */
+  raw: Buffer | null;
 }
 
 /** Collects a response for the log. Feed it every chunk with {@link push}; call {@link finish} once. */
@@ -34,8 +39,8 @@ export class ResponseRecorder implements TextBudget {
   private contentBytes = 0;
   private usage: ChatUsage | null = null;
   private streamError: string | null = null;
-  /** Decodes the stream across chunks: a multi-byte character may be split between two. */
-  private readonly decoder = new TextDecoder('utf-8');
+  /** Decodes the stream across chunks (a multi-byte character may be split between two); only for a stream. */
+  private readonly decoder: TextDecoder | null = null;
   private readonly reading: ResponseReading;
   /** The `data` of the event that closes the stream (OpenAI's `[DONE]`): not a chunk. */
   private readonly doneData: string | null;
@@ -53,13 +58,16 @@ export class ResponseRecorder implements TextBudget {
   ) {
     this.reading = kind.reading;
     this.doneData = kind.framing?.doneData ?? null;
-    if (streamed) this.parser = createParser({ onEvent: (e) => this.onEvent(e) });
+    if (streamed) {
+      this.parser = createParser({ onEvent: (e) => this.onEvent(e) });
+      this.decoder = new TextDecoder('utf-8');
+    }
   }
 
   /** Feeds one chunk of the response as it reached the client. */
   push(chunk: Buffer): void {
     if (this.parser) {
-      this.parser.feed(this.decoder.decode(chunk, { stream: true }));
+      this.parser.feed(this.decoder!.decode(chunk, { stream: true }));
       return;
     }
     if (this.bytes + chunk.length > this.capBytes) {
@@ -109,19 +117,19 @@ export class ResponseRecorder implements TextBudget {
    */
   finish(status: number): RecordedResponse {
     if (this.parser) {
-      this.parser.feed(this.decoder.decode());
+      this.parser.feed(this.decoder!.decode());
       const body = this.assembled;
       if (body && this.usage) body.usage = this.usage;
-      return { body, usage: this.usage, error: this.streamError, truncated: this.truncated, json: null };
+      return { body, usage: this.usage, error: this.streamError, truncated: this.truncated, raw: null };
     }
-    const text = Buffer.concat(this.chunks, this.bytes).toString('utf8');
+    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes);
     this.chunks = [];
+    if (status < 400 && !this.truncated && bytes.length > 0) return { body: null, usage: null, error: null, truncated: false, raw: bytes };
+    const text = bytes.toString('utf8');
     let body: unknown = null;
-    let json: string | null = null;
     if (!this.truncated && text) {
       try {
         body = JSON.parse(text);
-        json = text;
       } catch {
         body = { raw: text };
       }
@@ -130,6 +138,6 @@ export class ResponseRecorder implements TextBudget {
     }
     const usage = body && typeof body === 'object' ? ((this.reading.usageInBody(body as Json) as ChatUsage | null) ?? null) : null;
     const error = status >= 400 ? (text || `status ${status}`).slice(0, 64 * 1024) : null;
-    return { body, usage, error, truncated: this.truncated, json };
+    return { body, usage, error, truncated: this.truncated, raw: null };
   }
 }

@@ -71,8 +71,8 @@ export interface RequestContext {
   bodySize: number;
   /** The body bytes as received (set once read). */
   rawBody: Buffer | null;
-  /** The body as received, decoded, when it is exactly {@link clientBody} in JSON (logged as it is); else null. */
-  clientText: string | null;
+  /** True when {@link rawBody} is exactly {@link clientBody} in JSON, so the request log carries these bytes as they are (observability only). */
+  rawBodyLogged: boolean;
   /** Byte span `[modelStart, modelEnd)` of the top-level `"model"` string in {@link rawBody} as JSON.parse reads it; -1 when unknown. */
   modelStart: number;
   modelEnd: number;
@@ -190,7 +190,7 @@ export function createContext(gw: GatewayRuntime, req: IncomingMessage, res: Ser
     bodyChunks: null,
     bodySize: 0,
     rawBody: null,
-    clientText: null,
+    rawBodyLogged: false,
     modelStart: -1,
     modelEnd: -1,
     body: null,

@@ -46,7 +46,7 @@ export function validate(ctx: RequestContext): void {
   checkSessionHeaders(ctx.req);
   const override = header(ctx.req, 'svc-model-override');
   if (override) b.model = override;
-  else if (ctx.gw.observe) ctx.clientText = text;
+  else if (ctx.gw.observe) ctx.rawBodyLogged = true;
   if (b.prompt_id !== undefined && ctx.kind.prompts) validatePromptMembers(b);
   else ctx.kind.validate(b);
   ctx.body = b;

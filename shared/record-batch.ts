@@ -1,0 +1,112 @@
+/**
+ * The binary batch of log records a proxy sends admin on the control-plane WebSocket (one binary
+ * message per batch). Bodies travel as the bytes the proxy already holds: the client's request body
+ * as received and a non-streamed response body as it reached the client, never parsed or
+ * serialized again on the proxy. The rest of a record (its "head": the {@link LogRecord} members
+ * other than those raw bodies) is one JSON text.
+ *
+ * Layout (integers unsigned, big-endian):
+ * ```
+ * u8       version (1)
+ * 36 B     batch id (ASCII, a UUID)
+ * u32      record count
+ * per record:
+ *   u32    head length, then the head (UTF-8 JSON object)
+ *   u32    request body length, then its bytes; 0xFFFFFFFF: none (the head's `requestBody` stands)
+ *   u32    response body length, then its bytes; 0xFFFFFFFF: none (the head's `responseBody` stands)
+ * ```
+ * A raw request body is valid JSON (the proxy parsed it). A raw response body is the provider's
+ * non-streamed body as received and is NOT checked: admin parses it and keeps one that is not JSON
+ * as `{ "raw": text }`; when the head's `usage` is null, admin reads the body's `usage`.
+ */
+
+/** Version byte of the layout above. */
+export const RECORD_BATCH_VERSION = 1;
+const ID_BYTES = 36;
+const NONE = 0xffffffff;
+const HEADER_BYTES = 1 + ID_BYTES + 4;
+
+/** One record, encoded: its head's JSON bytes and its raw bodies (null: none). */
+export interface EncodedRecord {
+  head: Buffer;
+  requestBody: Buffer | null;
+  responseBody: Buffer | null;
+}
+
+/** One record as decoded: views into the message (no copies). */
+export type DecodedRecord = EncodedRecord;
+
+/**
+ * Encodes one record's parts into its wire bytes (what a batch concatenates).
+ * @param head the record's head, a JSON object text.
+ * @returns a Buffer of `12 + bytes of head and bodies`.
+ */
+export function encodeRecord(head: string, requestBody: Buffer | null, responseBody: Buffer | null): Buffer {
+  const headBytes = Buffer.byteLength(head);
+  const size = 12 + headBytes + (requestBody?.length ?? 0) + (responseBody?.length ?? 0);
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt32BE(headBytes, 0);
+  out.write(head, 4, headBytes, 'utf8');
+  let at = 4 + headBytes;
+  at = writePart(out, at, requestBody);
+  writePart(out, at, responseBody);
+  return out;
+}
+
+function writePart(out: Buffer, at: number, part: Buffer | null): number {
+  if (part === null) {
+    out.writeUInt32BE(NONE, at);
+    return at + 4;
+  }
+  out.writeUInt32BE(part.length, at);
+  part.copy(out, at + 4);
+  return at + 4 + part.length;
+}
+
+/**
+ * The batch message of records encoded by {@link encodeRecord}.
+ * @param batchId a UUID (36 ASCII characters).
+ * @throws {RangeError} when `batchId` is not 36 ASCII bytes.
+ */
+export function encodeBatch(batchId: string, records: readonly Buffer[]): Buffer {
+  if (Buffer.byteLength(batchId) !== ID_BYTES) throw new RangeError('batchId must be 36 ASCII characters (a UUID)');
+  const header = Buffer.allocUnsafe(HEADER_BYTES);
+  header.writeUInt8(RECORD_BATCH_VERSION, 0);
+  header.write(batchId, 1, ID_BYTES, 'latin1');
+  header.writeUInt32BE(records.length, 1 + ID_BYTES);
+  let size = HEADER_BYTES;
+  for (const r of records) size += r.length;
+  return Buffer.concat([header, ...records], size);
+}
+
+/**
+ * Decodes a batch message.
+ * @returns the batch id and its records (views into `message`).
+ * @throws {RangeError} naming what is wrong when the message is not a whole batch of this version.
+ */
+export function decodeBatch(message: Buffer): { batchId: string; records: DecodedRecord[] } {
+  if (message.length < HEADER_BYTES) throw new RangeError('record batch: shorter than its header');
+  if (message[0] !== RECORD_BATCH_VERSION) throw new RangeError(`record batch: version ${message[0]} (expected ${RECORD_BATCH_VERSION})`);
+  const batchId = message.toString('latin1', 1, 1 + ID_BYTES);
+  const count = message.readUInt32BE(1 + ID_BYTES);
+  const records: DecodedRecord[] = [];
+  let at = HEADER_BYTES;
+  const part = (what: string, nullable: boolean): Buffer | null => {
+    if (at + 4 > message.length) throw new RangeError(`record batch: record ${records.length} cut before its ${what}`);
+    const length = message.readUInt32BE(at);
+    at += 4;
+    if (length === NONE && nullable) return null;
+    if (at + length > message.length) throw new RangeError(`record batch: record ${records.length}: ${what} of ${length} bytes overruns the message`);
+    const bytes = message.subarray(at, at + length);
+    at += length;
+    return bytes;
+  };
+  for (let i = 0; i < count; i++) {
+    const head = part('head', false)!;
+    const requestBody = part('request body', true);
+    const responseBody = part('response body', true);
+    records.push({ head, requestBody, responseBody });
+  }
+  if (at !== message.length) throw new RangeError(`record batch: ${message.length - at} bytes after the last of ${count} records`);
+  return { batchId, records };
+}
