@@ -22,6 +22,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { createApiKey, findKey } from '../admin/resources/api-keys/store.ts';
 import { generateApiKey, hashApiKey } from '../shared/apikey.ts';
 import { ControlPlaneClient, type LinkHealth } from '../proxy/controlplane.ts';
+import { decodeBatch } from '../shared/record-batch.ts';
 import { defaultConfig, fetchRecord, startLinkedProxy, startProcess, startStack, stopProcess, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
 
 const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user' as const, content: 'What is the capital of France?' }] };
@@ -194,11 +195,14 @@ describe('wss:// with a private CA (control-plane.ca-file)', () => {
       upgrades.push(req.headers);
       if (req.headers.authorization !== `Bearer ${linkKey}`) return ws.close(1008, 'bad key');
       ws.send(JSON.stringify({ type: 'keys.snapshot', keys: [{ hash: hashApiKey(callerKey), keyId: randomUUID(), organizationId: randomUUID() }] }));
-      ws.on('message', (data) => {
-        const text = data.toString();
+      ws.on('message', (data, isBinary) => {
+        // Everything the link carried, as text: a binary message is a record batch, whose bytes are
+        // kept as latin1 so that any byte of a key would show.
+        const text = (data as Buffer).toString(isBinary ? 'latin1' : 'utf8');
         received.push(text);
-        const msg = JSON.parse(text) as { type: string; batchId?: string; records?: unknown[] };
-        if (msg.type === 'records') ws.send(JSON.stringify({ type: 'records.ack', batchId: msg.batchId, stored: msg.records!.length }));
+        if (!isBinary) return;
+        const batch = decodeBatch(data as Buffer);
+        ws.send(JSON.stringify({ type: 'records.ack', batchId: batch.batchId, stored: batch.records.length }));
       });
     });
     await new Promise<void>((resolve) => https_.listen(0, '127.0.0.1', resolve));
