@@ -2,7 +2,8 @@
  * The control plane: a WebSocket endpoint (`/v1/control-plane`) that proxies keep open. A proxy
  * authenticates with an API key (`Authorization: Bearer`); admin then sends the organization's
  * authorized key hashes, pushes every key change, answers prompt lookups, stores the log record
- * batches the proxy sends, acknowledging each batch only after its transaction committed, and hands
+ * batches the proxy sends (binary messages of shared/record-batch.ts; older proxies' JSON
+ * `records` messages), acknowledging each batch only after its transaction committed, and hands
  * the proxy's reports of the keys it authenticated to admin/key-usage.ts (`last_used_at`).
  *
  * Key and prompt changes reach every admin process through PostgreSQL LISTEN/NOTIFY, so with several
@@ -23,8 +24,9 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { bearerToken, hashApiKey } from '../shared/apikey.ts';
 import { parseMessage, ProxyMessageSchema, type AdminMessage, type ProxyMessage } from '../shared/controlplane.ts';
+import { decodeBatch } from '../shared/record-batch.ts';
 import type { Sql } from './db.ts';
-import { ingestRecords } from './ingest.ts';
+import { ingestDecodedRecords, ingestRecords, type IngestResult } from './ingest.ts';
 import type { KeyUsage } from './key-usage.ts';
 import { PROMPTS_CHANNEL, resolvePromptVersion } from './prompt-store.ts';
 import { findKey, keyEntries, KEYS_CHANNEL, type KeyChange } from './resources/api-keys/store.ts';
@@ -148,7 +150,10 @@ class Links {
     });
     ws.on('error', (err) => this.logger.warn({ err }, 'control-plane link error'));
     ws.on('message', (data, isBinary) => {
-      if (isBinary) return;
+      if (isBinary) {
+        void storeBinaryBatch(this, link, data as Buffer);
+        return;
+      }
       const msg = parseMessage<ProxyMessage>(data.toString(), ProxyMessageSchema);
       if (msg instanceof Error) {
         this.logger.warn({ reason: msg.message }, 'dropped a malformed control-plane message');
@@ -201,20 +206,54 @@ async function handleMessage(links: Links, link: Link, msg: ProxyMessage): Promi
   if (msg.type === 'prompt.get') return lookUpPrompt(links, link, msg);
 }
 
-/** Stores a batch of log records; acknowledged only once committed, so a nack makes the proxy retry it. */
-async function storeRecords(links: Links, link: Link, msg: Extract<ProxyMessage, { type: 'records' }>): Promise<void> {
+/** Stores a JSON batch of log records (proxies before binary batches), as {@link storeBatch}. */
+function storeRecords(links: Links, link: Link, msg: Extract<ProxyMessage, { type: 'records' }>): Promise<void> {
+  return storeBatch(links, link, msg.batchId, () => ingestRecords(links.sql, link.organizationId, msg.records));
+}
+
+/** A UUID as a batch id is written (36 characters); anything else is no readable id. */
+const BATCH_ID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/**
+ * Stores a binary record batch (shared/record-batch.ts), as {@link storeBatch}. A message that
+ * does not decode is logged and, when its batch id is readable, acknowledged with 0 stored and its
+ * records counted rejected: a nack would have the proxy re-send the same bytes forever.
+ */
+function storeBinaryBatch(links: Links, link: Link, message: Buffer): Promise<void> {
+  let batch: ReturnType<typeof decodeBatch>;
+  try {
+    batch = decodeBatch(message);
+  } catch (err) {
+    const batchId = message.length >= 37 ? message.toString('latin1', 1, 37) : '';
+    const readable = BATCH_ID_RE.test(batchId);
+    const records = readable && message.length >= 41 ? message.readUInt32BE(37) : 0;
+    links.logger.warn({ reason: (err as Error).message, bytes: message.length, batchId: readable ? batchId : null, records }, 'dropped a malformed record batch');
+    if (readable) {
+      links.stats.recordsRejected += records;
+      links.send(link, { type: 'records.ack', batchId, stored: 0 });
+    }
+    return Promise.resolve();
+  }
+  return storeBatch(links, link, batch.batchId, () => ingestDecodedRecords(links.sql, link.organizationId, batch.records));
+}
+
+/**
+ * Stores a batch of log records with `ingest`; `records.ack` only once committed, `records.nack`
+ * on a storage failure so the proxy retries the batch.
+ */
+async function storeBatch(links: Links, link: Link, batchId: string, ingest: () => Promise<IngestResult>): Promise<void> {
   const { stats, logger } = links;
   try {
-    const result = await ingestRecords(links.sql, link.organizationId, msg.records);
+    const result = await ingest();
     stats.recordsStored += result.stored;
     stats.recordsDuplicate += result.duplicates;
     stats.recordsRejected += result.rejected;
     if (result.rejected > 0) logger.warn({ rejected: result.rejected, errors: result.errors }, 'rejected invalid log records');
-    links.send(link, { type: 'records.ack', batchId: msg.batchId, stored: result.stored });
+    links.send(link, { type: 'records.ack', batchId, stored: result.stored });
   } catch (err) {
     stats.batchesFailed++;
     logger.error({ err }, 'storing a batch of log records failed; the proxy will retry');
-    links.send(link, { type: 'records.nack', batchId: msg.batchId, error: 'storage failed' });
+    links.send(link, { type: 'records.nack', batchId, error: 'storage failed' });
   }
 }
 

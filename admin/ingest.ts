@@ -11,8 +11,12 @@
  */
 import { costOf } from '../shared/models.ts';
 import { PROVIDERS, isProviderName } from '../shared/providers.ts';
+import type { DecodedRecord } from '../shared/record-batch.ts';
 import { LogRecordSchema, type LogRecord } from '../shared/record.ts';
 import { validateValue } from '../shared/validate.ts';
+import { readDecodedRecord, usageOfBody, type BodyTexts } from './decoded-record.ts';
+import { jsonbText } from './jsonb-text.ts';
+import { copyRequestLogRows, type CopyValue } from './request-log-copy.ts';
 import { countTextTokens } from './tokens.ts';
 import { isUuid } from './validation.ts';
 import type { Sql } from './db.ts';
@@ -79,25 +83,6 @@ function estimateUsage(record: LogRecord): { prompt: number; completion: number 
     for (const b of res.content as Json[]) if (b?.type === 'tool_use') completion += countTextTokens(JSON.stringify(b.input ?? ''));
   }
   return { prompt, completion };
-}
-
-/**
- * A `\u0000` escape or a lone surrogate escape (`\ud800`..`\udfff`) in JSON.stringify output, not
- * preceded by an escaping backslash. JSON.stringify writes paired surrogates as characters and
- * escapes only lone ones, so every surrogate escape it wrote is a lone one.
- */
-const UNSAFE_ESCAPE_RE = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g;
-const MAYBE_UNSAFE_RE = /\\u(?:0000|d[89a-f])/;
-
-/**
- * jsonb rejects U+0000 and lone surrogates (both valid in JSON and in JS strings); replace them
- * (rarely present) with U+FFFD, in keys and values alike.
- */
-function jsonbSafe(value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  const text = JSON.stringify(value);
-  if (!MAYBE_UNSAFE_RE.test(text)) return value;
-  return JSON.parse(text.replace(UNSAFE_ESCAPE_RE, '$1\\ufffd'));
 }
 
 /** A text column's value: PostgreSQL text cannot hold U+0000 (lone surrogates become U+FFFD in UTF-8 anyway). */
@@ -171,8 +156,26 @@ function sessionOf(r: LogRecord): string | null {
   return id ? id.slice(0, 256) : null;
 }
 
-/** Turns one record into a `request_log` row (column → value). */
-export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
+/** A `request_log` row: column → value, jsonb columns as their JSON text (see {@link JSONB_COLUMNS}). */
+export type RequestLogRow = Record<string, CopyValue>;
+
+/** The jsonb columns of a {@link RequestLogRow}: their values are JSON texts, not values to serialize. */
+export const JSONB_COLUMNS: ReadonlySet<string> = new Set(['properties', 'prompt_inputs', 'request_body', 'response_body', 'error', 'extra']);
+
+/**
+ * An epoch-ms time as the ISO text stored in a timestamptz column.
+ * @throws {RangeError} when it is no valid time (the record is then rejected, not the batch).
+ */
+const isoTime = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * Turns one record into a `request_log` row (column → value; every row has the same columns in the
+ * same order). Times are ISO texts and jsonb values their JSON text, made once (admin/jsonb-text.ts).
+ * @param texts the bodies' texts as they arrived raw (admin/decoded-record.ts); a body without one
+ *   is serialized from the record.
+ * @throws {RangeError} for a time that is no valid date.
+ */
+export function recordToRow(r: LogRecord, texts?: BodyTexts): RequestLogRow {
   const t = tokenCounts(r);
   const usage = t.usage;
   const total = usage?.totalTokens ?? (t.prompt !== null ? t.prompt + (t.completion ?? 0) : null);
@@ -193,8 +196,8 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
     id: r.requestId,
     organization_id: r.organizationId,
     api_key_id: r.apiKeyId,
-    created_at: new Date(r.createdAt),
-    response_created_at: r.responseCreatedAt !== null ? new Date(r.responseCreatedAt) : null,
+    created_at: isoTime(r.createdAt),
+    response_created_at: r.responseCreatedAt !== null ? isoTime(r.responseCreatedAt) : null,
     path: textSafe(r.path),
     target_url: textSafe(r.targetUrl),
     provider: textSafe(provider),
@@ -202,7 +205,7 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
     response_model: textSafe(responseModel ?? r.modelSent),
     model_override: textSafe(r.modelOverride),
     user_id: textSafe(r.userId),
-    properties: sql.json(jsonbSafe(r.properties) as never),
+    properties: jsonbText(r.properties),
     status: r.status,
     streamed: r.streamed,
     delay_ms: r.delayMs,
@@ -229,12 +232,81 @@ export function recordToRow(r: LogRecord, sql: Sql): Record<string, unknown> {
     prompt_version_id: textSafe(r.prompt?.versionId ?? null),
     prompt_version: textSafe(r.prompt?.version ?? null),
     prompt_environment: textSafe(r.prompt?.environment ?? null),
-    prompt_inputs: r.prompt ? sql.json(jsonbSafe(r.prompt.inputs) as never) : null,
-    request_body: sql.json(jsonbSafe(r.requestBody) as never),
-    response_body: sql.json(jsonbSafe(r.responseBody) as never),
-    error: r.error !== null ? sql.json(jsonbSafe(r.error) as never) : null,
-    extra: sql.json(jsonbSafe(extra) as never),
+    prompt_inputs: r.prompt ? jsonbText(r.prompt.inputs) : null,
+    request_body: texts?.requestBody !== undefined ? texts.requestBody : jsonbText(r.requestBody),
+    response_body: texts?.responseBody !== undefined ? texts.responseBody : jsonbText(r.responseBody),
+    error: r.error !== null ? jsonbText(r.error) : null,
+    extra: jsonbText(extra),
   };
+}
+
+/** Rows of a batch made so far, and the records refused before reaching PostgreSQL. */
+interface Prepared {
+  rows: RequestLogRow[];
+  rejected: number;
+  errors: string[];
+}
+
+function reject(batch: Prepared, message: string): void {
+  batch.rejected++;
+  if (batch.errors.length < 5) batch.errors.push(message);
+}
+
+/**
+ * Validates one record and adds its row to the batch, or counts it rejected: an invalid shape,
+ * another organization's record, an unknown provider, or a value no row can hold.
+ * @param texts the bodies' raw texts (binary batches); present, a null `usage` is the raw
+ *   response body's `usage`, where every logged endpoint kind keeps it.
+ */
+function prepareRecord(batch: Prepared, organizationId: string, raw: unknown, texts?: BodyTexts): void {
+  const [error, rec] = validateValue(raw, LogRecordSchema);
+  if (error) return reject(batch, `${error.path.join('.') || '(record)'}: ${error.message}`);
+  if (rec.organizationId !== organizationId || (rec.provider !== null && !isProviderName(rec.provider))) {
+    return reject(batch, `record ${rec.requestId}: organization or provider not allowed on this link`);
+  }
+  // Set after validation: the body's usage was never checked against the usage schema (the JSON
+  // path reads it unchecked too, in readUsage), so an odd member must not reject the record.
+  if (texts?.responseBody !== undefined && rec.usage === null) rec.usage = usageOfBody(rec.responseBody) as LogRecord['usage'];
+  try {
+    batch.rows.push(recordToRow(rec, texts));
+  } catch (err) {
+    reject(batch, `record ${rec.requestId}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Validates and stores a batch of records for `organizationId` (the JSON `records` message);
+ * records of another organization or of an invalid shape are rejected (counted, not stored).
+ * Stored as {@link storeRows} says. Resolves only after every stored row committed, so the caller
+ * may acknowledge the batch.
+ * @throws the database error when storing fails for another reason than a row's data (the caller
+ *   must not acknowledge).
+ */
+export async function ingestRecords(sql: Sql, organizationId: string, records: unknown[]): Promise<IngestResult> {
+  const batch: Prepared = { rows: [], rejected: 0, errors: [] };
+  for (const raw of records) prepareRecord(batch, organizationId, raw);
+  return storeRows(sql, batch);
+}
+
+/**
+ * As {@link ingestRecords}, for the records of a binary batch (shared/record-batch.ts): each head
+ * is parsed and the raw bodies' JSON texts are stored as they arrived (admin/decoded-record.ts). A
+ * record whose head is not JSON is rejected.
+ * @throws as {@link ingestRecords}.
+ */
+export async function ingestDecodedRecords(sql: Sql, organizationId: string, records: readonly DecodedRecord[]): Promise<IngestResult> {
+  const batch: Prepared = { rows: [], rejected: 0, errors: [] };
+  for (const decoded of records) {
+    let read;
+    try {
+      read = readDecodedRecord(decoded);
+    } catch (err) {
+      reject(batch, `(record): head is not JSON: ${(err as Error).message}`);
+      continue;
+    }
+    prepareRecord(batch, organizationId, read.record, read.texts);
+  }
+  return storeRows(sql, batch);
 }
 
 /** Result of ingesting one batch: rows inserted now, duplicates ignored, records rejected as invalid. */
@@ -257,67 +329,82 @@ function isRowDataError(err: unknown): boolean {
   return typeof code === 'string' && /^(22|23|54)[0-9A-Z]{3}$/.test(code);
 }
 
+/** The columns of every row (recordToRow makes them all alike), in order. */
+const columnsOf = (rows: readonly RequestLogRow[]): string[] => Object.keys(rows[0]!);
+
 /**
- * Validates and stores a batch of records for `organizationId` (one multi-row insert per
- * {@link BATCH_ROWS} rows); records of
- * another organization or of an invalid shape are rejected (counted, not stored). When the batch
- * fails because of one row's data (see {@link isRowDataError}), the rows are stored one by one and
- * the rows PostgreSQL refuses are rejected, so one bad record never blocks the others.
- * Resolves only after every stored row committed, so the caller may acknowledge the batch.
- * @throws the database error when the insert fails for another reason (the caller must not acknowledge).
+ * Stores prepared rows, {@link BATCH_ROWS} at a time, each chunk with one COPY. A chunk COPY
+ * refuses because of a row's data (its id already stored, unique violation 23505, after a lost
+ * ack; or see {@link isRowDataError}) is stored with {@link insertChunk} instead, which skips
+ * duplicates and refuses bad rows one by one.
+ * @throws the database error of any other failure (nothing of that chunk stored).
  */
-export async function ingestRecords(sql: Sql, organizationId: string, records: unknown[]): Promise<IngestResult> {
-  const rows: Record<string, unknown>[] = [];
-  const errors: string[] = [];
-  let rejected = 0;
-  for (const raw of records) {
-    const [error, rec] = validateValue(raw, LogRecordSchema);
-    if (error) {
-      rejected++;
-      if (errors.length < 5) errors.push(`${error.path.join('.') || '(record)'}: ${error.message}`);
-      continue;
-    }
-    if (rec.organizationId !== organizationId || (rec.provider !== null && !isProviderName(rec.provider))) {
-      rejected++;
-      if (errors.length < 5) errors.push(`record ${rec.requestId}: organization or provider not allowed on this link`);
-      continue;
-    }
+async function storeRows(sql: Sql, batch: Prepared): Promise<IngestResult> {
+  const { rows, errors } = batch;
+  let stored = 0;
+  let refused = 0;
+  // Each chunk is its own statement, committed when it resolves. Deliberately no sql.begin():
+  // postgres.js 3.4.9 sends ROLLBACK/COMMIT on a transaction's connection even after the server
+  // closed it, which throws from a setImmediate and kills the process (porsager/postgres#1154,
+  // #1208). A chunk stored before a later one failed is harmless: the proxy re-sends the batch,
+  // the COPY of the stored chunk then fails on its ids and the INSERT fallback skips them.
+  for (let i = 0; i < rows.length; i += BATCH_ROWS) {
+    const chunk = rows.slice(i, i + BATCH_ROWS);
+    const columns = columnsOf(chunk);
     try {
-      rows.push(recordToRow(rec, sql));
+      stored += await copyRequestLogRows(sql, columns, chunk.map((row) => columns.map((c) => row[c])));
     } catch (err) {
-      rejected++;
-      if (errors.length < 5) errors.push(`record ${rec.requestId}: ${(err as Error).message}`);
+      if (!isRowDataError(err)) throw err;
+      const result = await insertChunk(sql, chunk, errors);
+      stored += result.stored;
+      refused += result.refused;
     }
+  }
+  return { stored, duplicates: rows.length - refused - stored, rejected: batch.rejected + refused, errors };
+}
+
+/**
+ * The type oid `unknown`: a jsonb column's JSON text bound with it is read by PostgreSQL as jsonb.
+ * Left unspecified (0), postgres.js would take the server's described type, jsonb, and serialize
+ * the text with JSON.stringify, storing a jsonb string.
+ */
+const UNKNOWN_OID = 705;
+
+/** A row for postgres.js's insert helper: jsonb texts bound as {@link UNKNOWN_OID}. */
+function insertable(sql: Sql, row: RequestLogRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) out[column] = JSONB_COLUMNS.has(column) && typeof value === 'string' ? sql.typed(value as never, UNKNOWN_OID) : value;
+  return out;
+}
+
+/**
+ * Stores a chunk with one multi-row INSERT that skips ids already stored; when one row's data is
+ * refused, row by row, refusing only the rows PostgreSQL refuses.
+ * @param errors where the refusals' messages go (at most 5 kept).
+ * @throws the database error of a failure that is not a row's data.
+ */
+async function insertChunk(sql: Sql, chunk: readonly RequestLogRow[], errors: string[]): Promise<{ stored: number; refused: number }> {
+  const rows = chunk.map((row) => insertable(sql, row));
+  try {
+    const result = await sql`insert into request_log ${sql(rows as never)} on conflict (id) do nothing`;
+    return { stored: result.count, refused: 0 };
+  } catch (err) {
+    if (!isRowDataError(err)) throw err;
   }
   let stored = 0;
   let refused = 0;
-  // One statement per chunk, each atomic and committed when it resolves. Deliberately not
-  // sql.begin(): postgres.js 3.4.9 sends ROLLBACK/COMMIT on a transaction's connection even after
-  // the server closed it, which throws from a setImmediate and kills the process
-  // (porsager/postgres#1154, #1208). A chunk stored before a later one failed is harmless: the
-  // proxy re-sends the batch and `on conflict do nothing` skips what is already stored.
-  for (let i = 0; i < rows.length; i += BATCH_ROWS) {
-    const chunk = rows.slice(i, i + BATCH_ROWS);
+  for (const row of rows) {
     try {
-      const result = await sql`insert into request_log ${sql(chunk as never)} on conflict (id) do nothing`;
+      const result = await sql`insert into request_log ${sql(row as never)} on conflict (id) do nothing`;
       stored += result.count;
-    } catch (err) {
-      if (!isRowDataError(err)) throw err;
-      // One row's data is refused: store the chunk row by row and reject only the refused rows.
-      for (const row of chunk) {
-        try {
-          const result = await sql`insert into request_log ${sql(row as never)} on conflict (id) do nothing`;
-          stored += result.count;
-        } catch (rowErr) {
-          if (!isRowDataError(rowErr)) throw rowErr;
-          refused++;
-          // The SQLSTATE only: PostgreSQL's messages may quote the data.
-          if (errors.length < 5) errors.push(`record ${String(row.id)}: refused by PostgreSQL (SQLSTATE ${(rowErr as { code?: string }).code})`);
-        }
-      }
+    } catch (rowErr) {
+      if (!isRowDataError(rowErr)) throw rowErr;
+      refused++;
+      // The SQLSTATE only: PostgreSQL's messages may quote the data.
+      if (errors.length < 5) errors.push(`record ${String(row.id)}: refused by PostgreSQL (SQLSTATE ${(rowErr as { code?: string }).code})`);
     }
   }
-  return { stored, duplicates: rows.length - refused - stored, rejected: rejected + refused, errors };
+  return { stored, refused };
 }
 
 /** The upper-case provider name used in the REST API for a config name. */

@@ -1,0 +1,72 @@
+/**
+ * A record of a binary record batch (shared/record-batch.ts) made ready for ingestion: its head
+ * parsed, and its raw bodies parsed where admin reads them (prompt text, token estimate, usage,
+ * response model) while their JSON text is kept as the text stored in the jsonb columns, so that
+ * text is never serialized again.
+ */
+import type { DecodedRecord } from '../shared/record-batch.ts';
+import { jsonbSafeText } from './jsonb-text.ts';
+
+/**
+ * The jsonb texts of a record's bodies as they arrived. `undefined`: the body did not arrive raw
+ * (or is stored in another shape), so its text is rendered from the record's value. `null`: SQL NULL.
+ */
+export interface BodyTexts {
+  requestBody?: string | null;
+  responseBody?: string | null;
+}
+
+/** A decoded record: the record (validated later against LogRecordSchema) and its bodies' texts. */
+export interface ReadRecord {
+  record: unknown;
+  texts: BodyTexts;
+}
+
+/**
+ * A raw body's value and its jsonb text. An empty body is none (null), as the proxy logged an empty
+ * response before; a body that is not JSON is kept as `{ raw: text }`, its text rendered later.
+ */
+function readBody(bytes: Buffer): { value: unknown; text: string | null | undefined } {
+  if (bytes.length === 0) return { value: null, text: null };
+  const text = bytes.toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { value: { raw: text }, text: undefined };
+  }
+  return { value, text: value === null ? null : jsonbSafeText(text) };
+}
+
+/**
+ * Reads one decoded record: the head's JSON with the raw bodies set as its `requestBody` and
+ * `responseBody` members (a head that is no object is returned as it is; validation rejects it).
+ * @throws {SyntaxError} when the head is not JSON.
+ */
+export function readDecodedRecord(decoded: DecodedRecord): ReadRecord {
+  const record: unknown = JSON.parse(decoded.head.toString('utf8'));
+  const texts: BodyTexts = {};
+  if (!record || typeof record !== 'object' || Array.isArray(record)) return { record, texts };
+  const r = record as Record<string, unknown>;
+  if (decoded.requestBody !== null) {
+    const body = readBody(decoded.requestBody);
+    r.requestBody = body.value;
+    texts.requestBody = body.text;
+  }
+  if (decoded.responseBody !== null) {
+    const body = readBody(decoded.responseBody);
+    r.responseBody = body.value;
+    texts.responseBody = body.text;
+  }
+  return { record, texts };
+}
+
+/**
+ * The usage a raw response body carries: every logged endpoint kind keeps it at `body.usage`.
+ * @returns the body's `usage` object, or null when the body is no object or has no object `usage`.
+ */
+export function usageOfBody(body: unknown): Record<string, unknown> | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const usage = (body as Record<string, unknown>).usage;
+  return usage && typeof usage === 'object' && !Array.isArray(usage) ? (usage as Record<string, unknown>) : null;
+}

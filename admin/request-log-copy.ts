@@ -1,0 +1,94 @@
+/**
+ * Rows into `request_log` with one `COPY ... FROM STDIN` (text format) per batch: PostgreSQL parses
+ * no statement with thousands of parameters and admin serializes each value once, into one
+ * message. COPY is all or nothing and has no `on conflict`: a row already stored (a batch re-sent
+ * after a lost ack) or a row PostgreSQL refuses fails the whole COPY, and the caller falls back to
+ * INSERTs (admin/ingest.ts).
+ *
+ * The text format (PostgreSQL docs, "COPY", "Text Format"): one line per row, columns separated by
+ * a tab, `\N` for NULL, and a backslash, tab, newline or carriage return inside a value written as
+ * `\\`, `\t`, `\n`, `\r`. Other bytes go as they are (UTF-8).
+ */
+import type postgres from 'postgres';
+import type { Sql } from './db.ts';
+
+/** A value of a COPY row: text (jsonb columns get their JSON text), a number, a boolean, a Date, or null (NULL). */
+export type CopyValue = string | number | boolean | Date | null | undefined;
+
+const SPECIAL_RE = /[\\\t\n\r\0]/;
+const SPECIAL_RE_G = /[\\\t\n\r\0]/g;
+// U+0000 has no place in PostgreSQL text (nor an escape that would mean it): U+FFFD, as for text
+// columns in admin/ingest.ts.
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\ufffd' };
+const escapeChar = (c: string): string => ESCAPES[c]!;
+
+/**
+ * One value in COPY text format: NULL as `\N`, booleans `t`/`f`, Dates as ISO 8601 (UTC), numbers
+ * as JS writes them, text with backslash, tab, newline and carriage return escaped.
+ * @throws {RangeError} for an invalid Date (from toISOString).
+ */
+export function copyField(value: CopyValue): string {
+  if (value === null || value === undefined) return '\\N';
+  if (typeof value === 'string') return SPECIAL_RE.test(value) ? value.replace(SPECIAL_RE_G, escapeChar) : value;
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  if (value instanceof Date) return value.toISOString();
+  return String(value);
+}
+
+/**
+ * The COPY text of rows: each row's values (in the statement's column order) tab-separated, one
+ * line per row, every line ending in a newline.
+ * @throws {RangeError} as {@link copyField}.
+ */
+export function copyText(rows: readonly (readonly CopyValue[])[]): string {
+  let out = '';
+  for (const row of rows) {
+    for (let i = 0; i < row.length; i++) out += (i === 0 ? '' : '\t') + copyField(row[i]);
+    out += '\n';
+  }
+  return out;
+}
+
+/**
+ * Stores rows in `request_log` with one COPY on a reserved connection (nothing else may be
+ * pipelined onto a connection in COPY mode). Resolves once PostgreSQL committed them all.
+ * @param columns the `request_log` columns the rows' values are in, in order.
+ * @returns the number of rows stored (all of them; COPY stores all or none).
+ * @throws the PostgreSQL error (with its SQLSTATE `code`: 23505 when a row's id is already stored,
+ *   22xxx / 54xxx when a row's data is refused) or the connection error; then no row is stored.
+ */
+export async function copyRequestLogRows(sql: Sql, columns: readonly string[], rows: readonly (readonly CopyValue[])[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const data = Buffer.from(copyText(rows));
+  const reserved = await sql.reserve();
+  try {
+    await runCopy(reserved`copy request_log (${reserved(columns as string[])}) from stdin`, data);
+    return rows.length;
+  } finally {
+    reserved.release();
+  }
+}
+
+/**
+ * Sends `data` into a `COPY ... FROM STDIN` query and settles when the server has answered.
+ * postgres.js 3.4.9 settles its writable only on success: an error the server reports after the
+ * data was ended never reaches the stream (porsager/postgres#1173, PR #1183 unmerged), and only the
+ * query's own reject is called. So the query's reject is wrapped, and the first of the stream's
+ * finish, its error or that reject settles the copy.
+ */
+function runCopy(query: postgres.PendingQuery<postgres.Row[]>, data: Buffer): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const q = query as unknown as { reject: (err: unknown) => void };
+    const original = q.reject;
+    q.reject = (err) => {
+      reject(err);
+      original(err);
+    };
+    query.writable().then((stream) => {
+      // An error listener stays: the stream may still error or finish after the copy settled.
+      stream.on('error', reject);
+      stream.on('finish', () => resolve());
+      stream.end(data);
+    }, reject);
+  });
+}

@@ -1,0 +1,213 @@
+/**
+ * Binary record batches (shared/record-batch.ts) into `request_log`, against the real PostgreSQL:
+ * a record ingested from a binary batch (raw bodies) stores exactly the row the JSON `records`
+ * message stores; awkward values survive the COPY text format; a re-sent batch and a row
+ * PostgreSQL refuses fall back to INSERT; and the control plane acks binary batches, malformed
+ * ones included.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
+import WebSocket from 'ws';
+import { startControlPlane, type ControlPlane } from '../admin/controlplane.ts';
+import { ingestDecodedRecords, ingestRecords } from '../admin/ingest.ts';
+import { createOrganization } from '../admin/organizations.ts';
+import { createApiKey } from '../admin/resources/api-keys/store.ts';
+import { copyField, copyText } from '../admin/request-log-copy.ts';
+import { jsonbSafeText } from '../admin/jsonb-text.ts';
+import { decodeBatch, encodeBatch, encodeRecord } from '../shared/record-batch.ts';
+import type { LogRecord } from '../shared/record.ts';
+import { createTestDatabase, type TestDatabase } from './support/db.ts';
+import { logRecord } from './rest-support.ts';
+
+const CHAT_RESPONSE = readFileSync(new URL('./fixtures/providers/openai/chat-completion.json', import.meta.url), 'utf8');
+
+/** A request body text with what jsonb and COPY find awkward: U+0000, lone and paired surrogate escapes, tabs, backslashes. */
+const AWKWARD_REQUEST =
+  '{"model":"openai/gpt-4o-mini","messages":[{"role":"system","content":"tab\\there\\nnew \\\\ back\\\\slash \\u0000 nul"},' +
+  '{"role":"user","content":"lone \\udc00 \\uD800 pair \\ud83d\\ude00 \\uD83D\\uDE00 h\\u00e9llo 日本 \\"q\\" \\\\u0000 literal"}],"max_tokens":64}';
+
+/** The record as an older proxy sent it in a JSON message: bodies parsed, the non-streamed body's usage in `usage`. */
+function jsonRecord(rec: LogRecord, requestText: string, responseText: string): LogRecord {
+  let responseBody: unknown;
+  try {
+    responseBody = JSON.parse(responseText);
+  } catch {
+    responseBody = { raw: responseText };
+  }
+  const usage = (responseBody as { usage?: LogRecord['usage'] }).usage ?? null;
+  // Through JSON text, as the message travelled.
+  return JSON.parse(JSON.stringify({ ...rec, requestBody: JSON.parse(requestText), responseBody, usage })) as LogRecord;
+}
+
+/** The same record as a binary batch carries it: head without bodies (usage null), raw bodies. */
+function binaryRecord(rec: LogRecord, requestText: string, responseText: string): Buffer {
+  const head = JSON.stringify({ ...rec, requestBody: undefined, responseBody: undefined, usage: null });
+  return encodeRecord(head, Buffer.from(requestText), Buffer.from(responseText));
+}
+
+/** A stored row without its id and its updated_at (now() when stored), as JSON (every column, jsonb as jsonb). */
+async function storedRow(db: TestDatabase, id: string): Promise<Record<string, unknown>> {
+  const [row] = await db.sql<{ row: Record<string, unknown> }[]>`select to_jsonb(r) - 'id' - 'updated_at' as row from request_log r where id = ${id}`;
+  assert.ok(row, `row ${id} stored`);
+  return row.row;
+}
+
+describe('binary record batches', () => {
+  let db: TestDatabase;
+  let org: string;
+  before(async () => {
+    db = await createTestDatabase();
+    org = await createOrganization(db.sql, 'binary');
+  });
+  after(async () => db?.drop());
+
+  const cases: Array<[string, Partial<LogRecord>, string, string]> = [
+    ['a chat completion', {}, '{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"Hi"}]}', CHAT_RESPONSE],
+    [
+      'awkward texts and bodies',
+      { path: '/v1/chat/completions\t\\x\n\r\\.\\N', userId: 'u\u0000ser\\1', properties: { 'svc-k\tey': 'v\nal\\ue \u0000' }, sessionId: 'sess 日本 😀', error: 'line1\nline2\t\\' },
+      AWKWARD_REQUEST,
+      '{"id":"x","object":"chat.completion","model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1}, "note":"\\u0000\\udc00\\ud83d\\ude00"}',
+    ],
+    ['a response that is not JSON', { status: 200 }, '{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"Hi"}]}', '<html>\tbad gateway\\</html>'],
+    ['a response without usage (estimated tokens)', {}, '{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"Count these words"}]}', '{"model":"gpt-4o-mini","choices":[{"message":{"role":"assistant","content":"Four words here"}}]}'],
+  ];
+
+  for (const [name, over, requestText, responseText] of cases) {
+    test(`${name}: the binary batch stores the row the JSON message stores`, async () => {
+      const base = logRecord(org, over);
+      const viaJson = jsonRecord({ ...base, requestId: randomUUID() }, requestText, responseText);
+      const viaBinary = { ...base, requestId: randomUUID() };
+      const json = await ingestRecords(db.sql, org, [viaJson]);
+      assert.deepEqual([json.stored, json.rejected], [1, 0], json.errors.join('; '));
+      const batch = decodeBatch(encodeBatch(randomUUID(), [binaryRecord(viaBinary, requestText, responseText)]));
+      const binary = await ingestDecodedRecords(db.sql, org, batch.records);
+      assert.deepEqual([binary.stored, binary.rejected], [1, 0], binary.errors.join('; '));
+      assert.deepEqual(await storedRow(db, viaBinary.requestId), await storedRow(db, viaJson.requestId));
+    });
+  }
+
+  test('awkward values are stored as text columns hold them (U+0000 as U+FFFD) and escapes as jsonb reads them', async () => {
+    const rec = logRecord(org, cases[1]![1]);
+    const batch = decodeBatch(encodeBatch(randomUUID(), [binaryRecord(rec, AWKWARD_REQUEST, cases[1]![3])]));
+    assert.equal((await ingestDecodedRecords(db.sql, org, batch.records)).stored, 1);
+    const [row] = await db.sql<{ path: string; user_id: string; k: string; session_id: string; system: string; user: string; error: unknown }[]>`
+      select path, user_id, properties ->> 'svc-k	ey' as k, session_id, request_body -> 'messages' -> 0 ->> 'content' as system,
+             request_body -> 'messages' -> 1 ->> 'content' as user, error
+      from request_log where id = ${rec.requestId}`;
+    assert.equal(row!.path, '/v1/chat/completions\t\\x\n\r\\.\\N');
+    assert.equal(row!.user_id, 'u\ufffdser\\1');
+    assert.equal(row!.k, 'v\nal\\ue \ufffd');
+    assert.equal(row!.session_id, 'sess 日本 😀');
+    assert.equal(row!.system, 'tab\there\nnew \\ back\\slash \ufffd nul');
+    assert.equal(row!.user, 'lone \ufffd \ufffd pair 😀 😀 héllo 日本 "q" \\u0000 literal');
+    assert.equal(row!.error, 'line1\nline2\t\\');
+  });
+
+  test('a re-sent batch stores nothing twice; a row PostgreSQL refuses is refused alone', async () => {
+    const records = [logRecord(org), logRecord(org), logRecord(org)];
+    const encode = (texts: string[]) => decodeBatch(encodeBatch(randomUUID(), records.map((r, i) => binaryRecord(r, '{"messages":[]}', texts[i]!))));
+    const first = await ingestDecodedRecords(db.sql, org, encode([CHAT_RESPONSE, CHAT_RESPONSE, CHAT_RESPONSE]).records.slice(0, 2));
+    assert.deepEqual([first.stored, first.duplicates], [2, 0]);
+    // Re-sent with a third record: COPY fails on the stored ids and the INSERT fallback skips them.
+    const again = await ingestDecodedRecords(db.sql, org, encode([CHAT_RESPONSE, CHAT_RESPONSE, CHAT_RESPONSE]).records);
+    assert.deepEqual([again.stored, again.duplicates, again.rejected], [1, 2, 0]);
+    // A number jsonb's numeric cannot hold (JSON.parse reads it as Infinity): only that row is refused.
+    const fresh = [logRecord(org), logRecord(org)];
+    const batch = decodeBatch(encodeBatch(randomUUID(), [binaryRecord(fresh[0]!, '{"messages":[]}', '{"n":1e200000}'), binaryRecord(fresh[1]!, '{"messages":[]}', CHAT_RESPONSE)]));
+    const mixed = await ingestDecodedRecords(db.sql, org, batch.records);
+    assert.deepEqual([mixed.stored, mixed.rejected], [1, 1]);
+    assert.match(mixed.errors.join(), /SQLSTATE 22003/);
+  });
+
+  test('a head that is not JSON or not a record is rejected, the others stored', async () => {
+    const good = logRecord(org);
+    const batch = decodeBatch(encodeBatch(randomUUID(), [encodeRecord('{not json', null, null), encodeRecord('[1]', null, null), binaryRecord(good, '{}', CHAT_RESPONSE)]));
+    const result = await ingestDecodedRecords(db.sql, org, batch.records);
+    assert.deepEqual([result.stored, result.rejected], [1, 2]);
+  });
+});
+
+describe('COPY text format', () => {
+  test('escapes backslash, tab, newline, CR; NULL, booleans, dates, numbers; U+0000 as U+FFFD', () => {
+    assert.equal(copyField(null), '\\N');
+    assert.equal(copyField(undefined), '\\N');
+    assert.equal(copyField('\\N'), '\\\\N');
+    assert.equal(copyField('a\tb\nc\rd\\e\u0000f'), 'a\\tb\\nc\\rd\\\\e\ufffdf');
+    assert.equal(copyField('日本 😀'), '日本 😀');
+    assert.equal(copyField(true), 't');
+    assert.equal(copyField(false), 'f');
+    assert.equal(copyField(0.25), '0.25');
+    assert.equal(copyField(new Date(0)), '1970-01-01T00:00:00.000Z');
+    assert.equal(copyText([['a', null], ['\\.', 1]]), 'a\t\\N\n\\\\.\t1\n');
+  });
+
+  test('jsonb-safe text: U+0000 and lone surrogate escapes replaced, pairs and escaped backslashes kept', () => {
+    assert.equal(jsonbSafeText('"\\u0000 \\ud800 \\uDC00 \\ud83d\\ude00 \\\\u0000 \\\\\\u0000"'), '"\\ufffd \\ufffd \\ufffd \\ud83d\\ude00 \\\\u0000 \\\\\\ufffd"');
+    assert.equal(jsonbSafeText('{"a":1}'), '{"a":1}');
+  });
+});
+
+describe('control plane: binary batches', () => {
+  let db: TestDatabase;
+  let server: Server;
+  let plane: ControlPlane;
+  let ws: WebSocket;
+  let org: string;
+  const replies: Array<Record<string, unknown>> = [];
+
+  before(async () => {
+    db = await createTestDatabase();
+    org = await createOrganization(db.sql, 'link');
+    const key = await createApiKey(db.sql, org, 'link');
+    server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    plane = await startControlPlane(server, db.sql, pino({ level: 'silent' }));
+    ws = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/control-plane`, { headers: { authorization: `Bearer ${key.key}` } });
+    ws.on('message', (data) => replies.push(JSON.parse(data.toString()) as Record<string, unknown>));
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  });
+  after(async () => {
+    ws?.close();
+    await plane?.close();
+    await new Promise((resolve) => server?.close(resolve));
+    await db?.drop();
+  });
+
+  /** Sends a message and waits for the ack or nack of `batchId`. */
+  async function send(message: Buffer | string, batchId: string): Promise<Record<string, unknown>> {
+    ws.send(message);
+    for (let i = 0; i < 200; i++) {
+      const reply = replies.find((r) => r.batchId === batchId);
+      if (reply) return reply;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`no answer for batch ${batchId}`);
+  }
+
+  test('a binary batch is acked after commit, a re-sent one stores nothing, a JSON one still works', async () => {
+    const records = [logRecord(org), logRecord(org)];
+    const batchId = randomUUID();
+    const message = encodeBatch(batchId, records.map((r) => binaryRecord(r, '{"messages":[]}', CHAT_RESPONSE)));
+    assert.deepEqual(await send(message, batchId), { type: 'records.ack', batchId, stored: 2 });
+    const [{ count }] = await db.sql<{ count: string }[]>`select count(*) from request_log where id in ${db.sql(records.map((r) => r.requestId))}`;
+    assert.equal(count, '2');
+    replies.length = 0;
+    assert.deepEqual(await send(message, batchId), { type: 'records.ack', batchId, stored: 0 });
+    const jsonId = randomUUID();
+    assert.deepEqual(await send(JSON.stringify({ type: 'records', batchId: jsonId, records: [logRecord(org)] }), jsonId), { type: 'records.ack', batchId: jsonId, stored: 1 });
+  });
+
+  test('a malformed binary batch with a readable id is acked with 0 stored and its records counted rejected', async () => {
+    const batchId = randomUUID();
+    const whole = encodeBatch(batchId, [binaryRecord(logRecord(org), '{}', CHAT_RESPONSE), binaryRecord(logRecord(org), '{}', CHAT_RESPONSE)]);
+    const rejectedBefore = plane.stats().recordsRejected;
+    assert.deepEqual(await send(whole.subarray(0, whole.length - 3), batchId), { type: 'records.ack', batchId, stored: 0 });
+    assert.equal(plane.stats().recordsRejected, rejectedBefore + 2);
+  });
+});
