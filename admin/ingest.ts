@@ -16,6 +16,7 @@ import { LogRecordSchema, type LogRecord } from '../shared/record.ts';
 import { validateValue } from '../shared/validate.ts';
 import { readDecodedRecord, usageOfBody, type BodyTexts } from './decoded-record.ts';
 import { jsonbText } from './jsonb-text.ts';
+import { isCertainlyLogRecord } from './record-check.ts';
 import { copyRequestLogRows, type CopyValue } from './request-log-copy.ts';
 import { countTextTokens } from './tokens.ts';
 import { isUuid } from './validation.ts';
@@ -253,14 +254,20 @@ function reject(batch: Prepared, message: string): void {
 }
 
 /**
- * Validates one record and adds its row to the batch, or counts it rejected: an invalid shape,
+ * Validates one record (LogRecordSchema, with admin/record-check.ts's fast check first) and adds
+ * its row to the batch, or counts it rejected: an invalid shape,
  * another organization's record, an unknown provider, or a value no row can hold.
  * @param texts the bodies' raw texts (binary batches); present, a null `usage` is the raw
  *   response body's `usage`, where every logged endpoint kind keeps it.
  */
 function prepareRecord(batch: Prepared, organizationId: string, raw: unknown, texts?: BodyTexts): void {
-  const [error, rec] = validateValue(raw, LogRecordSchema);
-  if (error) return reject(batch, `${error.path.join('.') || '(record)'}: ${error.message}`);
+  let rec: LogRecord;
+  if (isCertainlyLogRecord(raw)) rec = raw;
+  else {
+    const [error, valid] = validateValue(raw, LogRecordSchema);
+    if (error) return reject(batch, `${error.path.join('.') || '(record)'}: ${error.message}`);
+    rec = valid;
+  }
   if (rec.organizationId !== organizationId || (rec.provider !== null && !isProviderName(rec.provider))) {
     return reject(batch, `record ${rec.requestId}: organization or provider not allowed on this link`);
   }
