@@ -1,7 +1,9 @@
 /**
- * Log ingestion: validated {@link LogRecord}s from proxies become `request_log` rows in one
- * multi-row insert per batch. The request id is the primary key and conflicts are ignored, so a
- * batch a proxy re-sends (after a lost ack) never stores a record twice. Usage is read in the
+ * Log ingestion: validated {@link LogRecord}s from proxies (JSON `records` messages, or binary
+ * batches whose raw bodies' texts are stored as they came) become `request_log` rows, one COPY per
+ * 500 rows (admin/request-log-copy.ts). The request id is the primary key: a batch a proxy re-sends
+ * (after a lost ack) fails its COPY and is stored by a multi-row insert that ignores conflicts, so
+ * no record is stored twice. Usage is read in the
  * record's dialect (admin/usage.ts: chat completions, Anthropic Messages, Responses). Costs (USD)
  * come from the model table (with the operator's `models:` overrides), Anthropic's 5-minute and
  * 1-hour cache writes priced apart; a cost that cannot be computed is null with `cost_note` saying
@@ -161,7 +163,7 @@ function sessionOf(r: LogRecord): string | null {
 export type RequestLogRow = Record<string, CopyValue>;
 
 /** The jsonb columns of a {@link RequestLogRow}: their values are JSON texts, not values to serialize. */
-export const JSONB_COLUMNS: ReadonlySet<string> = new Set(['properties', 'prompt_inputs', 'request_body', 'response_body', 'error', 'extra']);
+const JSONB_COLUMNS: ReadonlySet<string> = new Set(['properties', 'prompt_inputs', 'request_body', 'response_body', 'error', 'extra']);
 
 /**
  * An epoch-ms time as the ISO text stored in a timestamptz column.
@@ -248,6 +250,7 @@ interface Prepared {
   errors: string[];
 }
 
+/** Counts one record rejected, keeping the first 5 reasons. */
 function reject(batch: Prepared, message: string): void {
   batch.rejected++;
   if (batch.errors.length < 5) batch.errors.push(message);

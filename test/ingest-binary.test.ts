@@ -117,6 +117,11 @@ describe('binary record batches', () => {
     // Re-sent with a third record: COPY fails on the stored ids and the INSERT fallback skips them.
     const again = await ingestDecodedRecords(db.sql, org, encode([CHAT_RESPONSE, CHAT_RESPONSE, CHAT_RESPONSE]).records);
     assert.deepEqual([again.stored, again.duplicates, again.rejected], [1, 2, 0]);
+    // The INSERT stores the jsonb texts as COPY does (objects, not jsonb strings of their text).
+    const copied = await storedRow(db, records[0]!.requestId);
+    const inserted = await storedRow(db, records[2]!.requestId);
+    for (const column of ['request_body', 'response_body', 'properties', 'extra', 'prompt_tokens', 'cost_usd']) assert.deepEqual(inserted[column], copied[column], column);
+    assert.equal(typeof inserted.response_body, 'object');
     // A number jsonb's numeric cannot hold (JSON.parse reads it as Infinity): only that row is refused.
     const fresh = [logRecord(org), logRecord(org)];
     const batch = decodeBatch(encodeBatch(randomUUID(), [binaryRecord(fresh[0]!, '{"messages":[]}', '{"n":1e200000}'), binaryRecord(fresh[1]!, '{"messages":[]}', CHAT_RESPONSE)]));
