@@ -68,7 +68,7 @@ test('the access-log line: route label, status, error code; never the body', () 
   assert.ok(!lines.join('').includes('secret words'));
 });
 
-test('the log record names the endpoint kind and takes usage where the kind says', () => {
+test('the log record names the endpoint kind; a 2xx JSON answer goes as its bytes (admin reads its usage), an error\'s usage where the kind says', () => {
   const ctx = makeContext(gw, { path: '/ai/embeddings', body: { model: 'openai/text-embedding-3-small', input: 'x' } });
   route(ctx);
   validate(ctx);
@@ -78,10 +78,16 @@ test('the log record names the endpoint kind and takes usage where the kind says
   finish(ctx);
   const rec = new ResponseRecorder(false, 1 << 20, embeddings);
   rec.push(Buffer.from('{"object":"list","data":[],"usage":{"prompt_tokens":3,"total_tokens":3}}'));
-  const record = buildLogRecord(ctx, rec.finish(200));
+  const recorded = rec.finish(200);
+  const record = buildLogRecord(ctx, recorded);
   assert.equal(record.endpoint, 'embeddings');
   assert.equal(record.path, '/ai/embeddings');
-  assert.deepEqual(record.usage, { prompt_tokens: 3, total_tokens: 3 });
+  assert.equal(record.usage, null);
+  assert.equal(record.responseBody, undefined, 'carried as bytes beside the record');
+  assert.match(recorded.raw!.toString(), /"usage":\{"prompt_tokens":3/);
   assert.equal(record.requestModel, 'openai/text-embedding-3-small');
   assert.equal(record.status, 200);
+  const failed = new ResponseRecorder(false, 1 << 20, embeddings);
+  failed.push(Buffer.from('{"error":{"message":"over"},"usage":{"prompt_tokens":3,"total_tokens":3}}'));
+  assert.deepEqual(buildLogRecord(ctx, failed.finish(400)).usage, { prompt_tokens: 3, total_tokens: 3 });
 });

@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import { after, test } from 'node:test';
 import { GatewayError } from '../proxy/errors.ts';
 import { sessionOf } from '../proxy/observers/log-record.ts';
-import { checkSessionHeaders, MAX_SESSION_ID, MAX_SESSION_PATH, sessionHeaders } from '../proxy/pipeline/headers.ts';
+import { checkSessionHeaders, logHeaders, MAX_SESSION_ID, MAX_SESSION_PATH, sessionHeaders } from '../proxy/pipeline/headers.ts';
 import { route } from '../proxy/stages/route.ts';
 import { validate } from '../proxy/stages/validate.ts';
 import { closeRuntime, makeContext, makeRequest, makeRuntime } from './support/stage-context.ts';
@@ -83,4 +83,21 @@ test("the record's session: Svc-Session-Id, else Claude Code's or Codex's own; p
     sessionPath: '/a/b',
     sessionName: 'N',
   });
+});
+
+test('logHeaders reads what the record carries in one pass: properties (repeats joined), override, user, the client session in its order', () => {
+  const r = { rawHeaders: ['Svc-Property-Team', 'a', 'content-type', 'application/json', 'SVC-PROPERTY-team', 'b', 'Svc-Property-__proto__', 'x', 'Svc-Property-', 'skipped',
+    'session-id', 'dash', 'Session_Id', 'underscore', 'Svc-User-Id', 'u1', 'svc-model-override', 'openai/gpt-4o', 'Svc-User-Id', 'second'] } as unknown as IncomingMessage;
+  const h = logHeaders(r);
+  assert.deepEqual(Object.entries(h.properties), [['team', 'a, b'], ['__proto__', 'x']]);
+  assert.equal(Object.getPrototypeOf(h.properties), null);
+  assert.equal(h.userId, 'u1', 'the first of a repeated header');
+  assert.equal(h.modelOverride, 'openai/gpt-4o');
+  assert.equal(h.clientSessionId, 'underscore', 'session_id before session-id');
+  const claude = logHeaders({ rawHeaders: ['session_id', 'codex', 'X-Claude-Code-Session-Id', 'cc'] } as unknown as IncomingMessage);
+  assert.equal(claude.clientSessionId, 'cc');
+  const none = logHeaders({ rawHeaders: ['Authorization', 'Bearer k', 'Host', 'h'] } as unknown as IncomingMessage);
+  assert.deepEqual(none, { modelOverride: null, userId: null, properties: none.properties, clientSessionId: null });
+  assert.deepEqual({ ...none.properties }, {});
+  assert.ok(Object.isFrozen(none.properties), 'the shared empty properties cannot be written');
 });

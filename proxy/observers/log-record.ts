@@ -9,7 +9,7 @@
  * format spoken, and the cache: whether the request asked for it, and the request a hit's answer came from.
  */
 import type { LogRecord } from '../../shared/record.ts';
-import { clientHeader, MAX_SESSION_ID, MAX_SESSION_PATH, properties, sessionHeaders } from '../pipeline/headers.ts';
+import { clientHeader, logHeaders, MAX_SESSION_ID, MAX_SESSION_PATH, sessionHeaders } from '../pipeline/headers.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { ResponseRecorder, type RecordedResponse } from './response-recorder.ts';
 import type { ResponseObserver } from './types.ts';
@@ -21,6 +21,7 @@ import type { ResponseObserver } from './types.ts';
  */
 export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null): LogRecord {
   const key = ctx.key!;
+  const headers = logHeaders(ctx.req);
   return {
     requestId: ctx.id,
     organizationId: key.organizationId,
@@ -33,9 +34,9 @@ export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null
     requestModel: ctx.requestModel,
     modelSent: ctx.model,
     // As the client sent them (the provider got its own headers, never these).
-    modelOverride: clientHeader(ctx.req, 'svc-model-override'),
-    userId: clientHeader(ctx.req, 'svc-user-id'),
-    properties: properties(ctx.req),
+    modelOverride: headers.modelOverride,
+    userId: headers.userId,
+    properties: headers.properties,
     status: ctx.outcomeStatus,
     streamed: ctx.body?.stream === true,
     delayMs: ctx.endMs - ctx.startMs,
@@ -61,7 +62,7 @@ export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null
       : null,
     attempts: ctx.attempts,
     endpoint: ctx.kind.name as LogRecord['endpoint'],
-    ...sessionOf(ctx),
+    ...sessionOf(ctx, headers.clientSessionId),
     removedMembers: ctx.call?.removed?.length ? ctx.call.removed : null,
     wireFormat: ctx.binding?.wireFormat ?? null,
     cacheEnabled: ctx.cache !== null,
@@ -73,12 +74,13 @@ export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null
  * The session members of a request's record: `Svc-Session-Id` (else the client's own session, see
  * {@link sessionIdOf}), `Svc-Session-Path` and `Svc-Session-Name` (checked by the validate stage;
  * cut to their limits here all the same). Requests sending none of the three cost three header lookups.
+ * @param clientSessionId the client's own session header ({@link logHeaders}), when already read.
  */
-export function sessionOf(ctx: RequestContext): Pick<LogRecord, 'sessionId' | 'sessionPath' | 'sessionName'> {
+export function sessionOf(ctx: RequestContext, clientSessionId?: string | null): Pick<LogRecord, 'sessionId' | 'sessionPath' | 'sessionName'> {
   const s = sessionHeaders(ctx.req);
-  if (s === null) return { sessionId: sessionIdOf(ctx), sessionPath: null, sessionName: null };
+  if (s === null) return { sessionId: sessionIdOf(ctx, clientSessionId), sessionPath: null, sessionName: null };
   return {
-    sessionId: s.id ? s.id.slice(0, MAX_SESSION_ID) : sessionIdOf(ctx),
+    sessionId: s.id ? s.id.slice(0, MAX_SESSION_ID) : sessionIdOf(ctx, clientSessionId),
     sessionPath: s.path ? s.path.slice(0, MAX_SESSION_PATH) : null,
     sessionName: s.name ? s.name.slice(0, MAX_SESSION_ID) : null,
   };
@@ -89,9 +91,13 @@ export function sessionOf(ctx: RequestContext): Pick<LogRecord, 'sessionId' | 's
  * `x-claude-code-session-id` header; Codex's `session_id` (or `session-id`) header, else the
  * `client_metadata.session_id` of its Responses body (Codex 0.169 sends both, the same id; its
  * `x-codex-turn-metadata` repeats it). Null when the client names none.
+ * @param clientSessionId those headers as {@link logHeaders} read them; undefined: read here.
  */
-export function sessionIdOf(ctx: RequestContext): string | null {
-  const header = clientHeader(ctx.req, 'x-claude-code-session-id') ?? clientHeader(ctx.req, 'session_id') ?? clientHeader(ctx.req, 'session-id');
+export function sessionIdOf(ctx: RequestContext, clientSessionId?: string | null): string | null {
+  const header =
+    clientSessionId !== undefined
+      ? clientSessionId
+      : (clientHeader(ctx.req, 'x-claude-code-session-id') ?? clientHeader(ctx.req, 'session_id') ?? clientHeader(ctx.req, 'session-id'));
   if (header !== null) return header;
   const metadata = (ctx.clientBody as { client_metadata?: unknown } | null)?.client_metadata;
   const id = metadata && typeof metadata === 'object' ? (metadata as { session_id?: unknown }).session_id : undefined;

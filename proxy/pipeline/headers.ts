@@ -22,22 +22,57 @@ export function clientHeader(req: IncomingMessage, name: string): string | null 
   return null;
 }
 
+/** The request headers a log record carries, read in one pass by {@link logHeaders}. */
+export interface LogHeaders {
+  /** `Svc-Model-Override` as sent, or null. */
+  modelOverride: string | null;
+  /** `Svc-User-Id` as sent, or null. */
+  userId: string | null;
+  /**
+   * The `Svc-Property-<Name>` headers as `{name: value}`: names lower-cased, repeated headers
+   * joined with ", " (from `rawHeaders`, so repeats stay separate). The object has no prototype:
+   * a property named "__proto__" or "constructor" is just a name.
+   */
+  properties: Record<string, string>;
+  /**
+   * The client's own session id: Claude Code's `x-claude-code-session-id`, else Codex's
+   * `session_id`, else `session-id`; null when none is sent.
+   */
+  clientSessionId: string | null;
+}
+
 /**
- * Parses `Svc-Property-<Name>` headers into `{name: value}` (names lower-cased; repeated headers
- * joined with ", "), from `rawHeaders` so repeated headers stay separate. The object has no
- * prototype: a property named "__proto__" or "constructor" is just a name.
+ * The headers a log record carries ({@link LogHeaders}), from `rawHeaders` in one pass: each name is
+ * lower-cased once, and only names starting with `s` or `x` (all of these do) at all.
  */
-export function properties(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = Object.create(null);
+export function logHeaders(req: IncomingMessage): LogHeaders {
+  const out: LogHeaders = { modelOverride: null, userId: null, properties: NO_PROPERTIES, clientSessionId: null };
+  let claude: string | null = null;
+  let underscore: string | null = null;
+  let dash: string | null = null;
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
+    const first = raw[i]!.charCodeAt(0) | 0x20;
+    if (first !== 0x73 && first !== 0x78) continue;
     const k = raw[i]!.toLowerCase();
-    if (!k.startsWith('svc-property-') || k.length === 'svc-property-'.length) continue;
-    const name = k.slice('svc-property-'.length);
-    out[name] = Object.hasOwn(out, name) ? `${out[name]}, ${raw[i + 1]}` : raw[i + 1]!;
+    const v = raw[i + 1]!;
+    if (k.startsWith('svc-property-')) {
+      if (k.length === 'svc-property-'.length) continue;
+      if (out.properties === NO_PROPERTIES) out.properties = Object.create(null) as Record<string, string>;
+      const name = k.slice('svc-property-'.length);
+      out.properties[name] = Object.hasOwn(out.properties, name) ? `${out.properties[name]}, ${v}` : v;
+    } else if (k === 'svc-model-override') out.modelOverride ??= v;
+    else if (k === 'svc-user-id') out.userId ??= v;
+    else if (k === 'x-claude-code-session-id') claude ??= v;
+    else if (k === 'session_id') underscore ??= v;
+    else if (k === 'session-id') dash ??= v;
   }
+  out.clientSessionId = claude ?? underscore ?? dash;
   return out;
 }
+
+/** The properties of a request that sends none: shared, and never written (a record only serializes it). */
+const NO_PROPERTIES: Record<string, string> = Object.freeze(Object.create(null) as Record<string, string>);
 
 /**
  * The provider credential a client brings (`Svc-Auth` carries its service key): its own
