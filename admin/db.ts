@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import shift from 'postgres-shift';
 import type { Logger } from 'pino';
+import { noDelaySocket } from './pg-socket.ts';
 
 /** The postgres.js client type used across admin. */
 export type Sql = postgres.Sql<Record<string, never>>;
@@ -58,6 +59,9 @@ export async function openDatabase(env: NodeJS.ProcessEnv, logger: Logger): Prom
     connect_timeout: 10,
     idle_timeout: 60,
     transform: { undefined: null },
+    // Nagle off: a COPY's last write would otherwise wait 40 ms for the server's delayed ACK.
+    // (`socket` is a postgres.js option its type declarations lack.)
+    ...({ socket: noDelaySocket } as object),
   }) as unknown as Sql;
   try {
     await migrate(sql);

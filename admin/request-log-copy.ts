@@ -9,6 +9,7 @@
  * a tab, `\N` for NULL, and a backslash, tab, newline or carriage return inside a value written as
  * `\\`, `\t`, `\n`, `\r`. Other bytes go as they are (UTF-8).
  */
+import type { Writable } from 'node:stream';
 import type postgres from 'postgres';
 import type { Sql } from './db.ts';
 
@@ -50,8 +51,7 @@ export function copyText(rows: readonly (readonly CopyValue[])[]): string {
 }
 
 /**
- * Stores rows in `request_log` with one COPY on a reserved connection (nothing else may be
- * pipelined onto a connection in COPY mode). Resolves once PostgreSQL committed them all.
+ * Stores rows in `request_log` with one COPY. Resolves once PostgreSQL committed them all.
  * @param columns the `request_log` columns the rows' values are in, in order.
  * @returns the number of rows stored (all of them; COPY stores all or none).
  * @throws the PostgreSQL error (with its SQLSTATE `code`: 23505 when a row's id is already stored,
@@ -60,35 +60,71 @@ export function copyText(rows: readonly (readonly CopyValue[])[]): string {
 export async function copyRequestLogRows(sql: Sql, columns: readonly string[], rows: readonly (readonly CopyValue[])[]): Promise<number> {
   if (rows.length === 0) return 0;
   const data = Buffer.from(copyText(rows));
-  const reserved = await sql.reserve();
-  try {
-    await runCopy(reserved`copy request_log (${reserved(columns as string[])}) from stdin`, data);
-    return rows.length;
-  } finally {
-    reserved.release();
-  }
+  await runCopy(sql`copy request_log (${sql(columns as string[])}) from stdin`, data);
+  return rows.length;
+}
+
+/** The postgres.js 3.4.9 internals {@link runCopy} relies on (src/query.js, src/connection.js). */
+interface QueryInternals {
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  options: { onexecute?: () => boolean };
 }
 
 /**
+ * How long a COPY may take before it is given up, in ms. A batch of 500 small rows takes tens of
+ * ms; the limit only ends a COPY postgres.js lost track of (see {@link runCopy}).
+ */
+export const COPY_TIMEOUT_MS = 30_000;
+
+/**
  * Sends `data` into a `COPY ... FROM STDIN` query and settles when the server has answered.
- * postgres.js 3.4.9 settles its writable only on success: an error the server reports after the
- * data was ended never reaches the stream (porsager/postgres#1173, PR #1183 unmerged), and only the
- * query's own reject is called. So the query's reject is wrapped, and the first of the stream's
- * finish, its error or that reject settles the copy.
+ * postgres.js 3.4.9 gaps are closed through its query's internals (checked by
+ * test/ingest-binary.test.ts, against the real server):
+ * - it pipelines other queries onto a connection whose query is under way, and a query sent while
+ *   the server is in COPY mode breaks the COPY; `onexecute` answering false marks the connection
+ *   full until the COPY is over, as postgres.js's own sql.begin() does. (sql.reserve() would do
+ *   the same, but with connections terminated it hung and its release revived closed connections.)
+ * - it settles the writable only on success: an error the server reports after the data was
+ *   ended never reaches the stream (porsager/postgres#1173, PR #1183 unmerged), and only the
+ *   query's own reject is called. So that reject is wrapped, and the first of the stream's finish,
+ *   its error or that reject settles the copy.
+ * - with connections terminated under load it may lose a COPY altogether (seen in
+ *   test/e2e-faults.test.ts: a reconnected connection resolves the previous connection's query,
+ *   or never answers it); after {@link COPY_TIMEOUT_MS} the copy is rejected, so the batch is
+ *   nacked and re-sent (rows a late COPY stored are then skipped as duplicates).
+ * @throws the PostgreSQL or connection error, or an Error when the COPY did not start or timed out.
  */
 function runCopy(query: postgres.PendingQuery<postgres.Row[]>, data: Buffer): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const q = query as unknown as { reject: (err: unknown) => void };
-    const original = q.reject;
+    const timer = setTimeout(() => reject(new Error(`COPY into request_log did not finish within ${COPY_TIMEOUT_MS} ms`)), COPY_TIMEOUT_MS);
+    const settle = (err?: unknown): void => {
+      clearTimeout(timer);
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+    const q = query as unknown as QueryInternals;
+    q.options.onexecute = () => false;
+    const originalReject = q.reject;
     q.reject = (err) => {
-      reject(err);
-      original(err);
+      settle(err);
+      originalReject(err);
+    };
+    // Listeners go on the stream the moment postgres.js makes it: a connection lost in the same
+    // read destroys it before a then() callback could run, and an 'error' without a listener would
+    // be an uncaught exception. They stay: the stream may still error or finish after the copy settled.
+    const originalResolve = q.resolve;
+    q.resolve = (value) => {
+      const stream = value as Writable | null;
+      if (typeof stream?.on === 'function') {
+        stream.on('error', settle);
+        stream.on('finish', () => settle());
+      }
+      originalResolve(value);
     };
     query.writable().then((stream) => {
-      // An error listener stays: the stream may still error or finish after the copy settled.
-      stream.on('error', reject);
-      stream.on('finish', () => resolve());
+      if (typeof (stream as { end?: unknown })?.end !== 'function') return settle(new Error('COPY into request_log did not start'));
       stream.end(data);
-    }, reject);
+    }, settle);
   });
 }
