@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { bearerToken, hashApiKey } from '../shared/apikey.ts';
 import { parseMessage, ProxyMessageSchema, type AdminMessage, type ProxyMessage } from '../shared/controlplane.ts';
-import { decodeBatch } from '../shared/record-batch.ts';
+import { decodeBatch, RECORD_BATCH_VERSION } from '../shared/record-batch.ts';
 import type { Sql } from './db.ts';
 import { ingestDecodedRecords, ingestRecords, type IngestResult } from './ingest.ts';
 import type { KeyUsage } from './key-usage.ts';
@@ -215,16 +215,24 @@ function storeRecords(links: Links, link: Link, msg: Extract<ProxyMessage, { typ
 const BATCH_ID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /**
- * Stores a binary record batch (shared/record-batch.ts), as {@link storeBatch}. A message that
- * does not decode is logged and, when its batch id is readable, acknowledged with 0 stored and its
- * records counted rejected: a nack would have the proxy re-send the same bytes forever.
+ * Stores a binary record batch (shared/record-batch.ts), as {@link storeBatch}. A batch of a
+ * layout version this admin does not read (a newer proxy's) is refused with `records.nack`: the
+ * proxy keeps it and retries, with backoff, until an admin that reads it is up (no record lost). A
+ * message of this version that does not decode is logged and, when its batch id is readable,
+ * acknowledged with 0 stored and its records counted rejected: a nack would have the proxy re-send
+ * the same broken bytes forever.
  */
 function storeBinaryBatch(links: Links, link: Link, message: Buffer): Promise<void> {
+  const batchId = message.length >= 37 ? message.toString('latin1', 1, 37) : '';
+  if (message.length > 0 && message[0] !== RECORD_BATCH_VERSION && BATCH_ID_RE.test(batchId)) {
+    links.logger.error({ version: message[0], supported: RECORD_BATCH_VERSION }, 'a proxy sent a record batch of a newer layout; upgrade admin (the proxy keeps the records and retries)');
+    links.send(link, { type: 'records.nack', batchId, error: `record batch version ${message[0]} not supported` });
+    return Promise.resolve();
+  }
   let batch: ReturnType<typeof decodeBatch>;
   try {
     batch = decodeBatch(message);
   } catch (err) {
-    const batchId = message.length >= 37 ? message.toString('latin1', 1, 37) : '';
     const readable = BATCH_ID_RE.test(batchId);
     const records = readable && message.length >= 41 ? message.readUInt32BE(37) : 0;
     links.logger.warn({ reason: (err as Error).message, bytes: message.length, batchId: readable ? batchId : null, records }, 'dropped a malformed record batch');

@@ -215,4 +215,13 @@ describe('control plane: binary batches', () => {
     assert.deepEqual(await send(whole.subarray(0, whole.length - 3), batchId), { type: 'records.ack', batchId, stored: 0 });
     assert.equal(plane.stats().recordsRejected, rejectedBefore + 2);
   });
+
+  test('a batch of a newer layout version is refused with a nack, so the proxy keeps its records and retries', async () => {
+    const batchId = randomUUID();
+    const newer = Buffer.from(encodeBatch(batchId, [binaryRecord(logRecord(org), '{}', CHAT_RESPONSE)]));
+    newer[0] = 2;
+    const reply = await send(newer, batchId);
+    assert.equal(reply.type, 'records.nack');
+    assert.match(String(reply.error), /version 2 not supported/);
+  });
 });
