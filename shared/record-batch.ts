@@ -69,7 +69,7 @@ function writePart(out: Buffer, at: number, part: Buffer | null): number {
  * @throws {RangeError} when `batchId` is not 36 ASCII bytes.
  */
 export function encodeBatch(batchId: string, records: readonly Buffer[]): Buffer {
-  if (Buffer.byteLength(batchId) !== ID_BYTES) throw new RangeError('batchId must be 36 ASCII characters (a UUID)');
+  if (batchId.length !== ID_BYTES || !/^[\x21-\x7e]*$/.test(batchId)) throw new RangeError('batchId must be 36 ASCII characters (a UUID)');
   const header = Buffer.allocUnsafe(HEADER_BYTES);
   header.writeUInt8(RECORD_BATCH_VERSION, 0);
   header.write(batchId, 1, ID_BYTES, 'latin1');
