@@ -39,6 +39,12 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
 /** Arbitrary constant naming the advisory lock that serializes migrations between admin processes. */
 const MIGRATION_LOCK_ID = 7_304_118_2;
 
+/** How many hosts a postgres:// URL names (`host1:5432,host2:5432` is two); 1 for a Unix socket path. */
+export function hostCount(url: string): number {
+  const authority = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#]/, 1)[0]!;
+  return authority.slice(authority.lastIndexOf('@') + 1).split(',').length;
+}
+
 /**
  * Opens the database and runs migrations.
  * @param env `DATABASE_URL` (postgres://...) or, when absent, `SVC_DATA_DIR` (default `.data`) and
@@ -60,8 +66,9 @@ export async function openDatabase(env: NodeJS.ProcessEnv, logger: Logger): Prom
     idle_timeout: 60,
     transform: { undefined: null },
     // Nagle off: a COPY's last write would otherwise wait 40 ms for the server's delayed ACK.
-    // (`socket` is a postgres.js option its type declarations lack.)
-    ...({ socket: noDelaySocket } as object),
+    // (`socket` is a postgres.js option its type declarations lack.) Its factory is not told which
+    // host postgres.js is trying, so a multi-host URL keeps postgres.js's own sockets and failover.
+    ...(hostCount(url) === 1 ? ({ socket: noDelaySocket } as object) : {}),
   }) as unknown as Sql;
   try {
     await migrate(sql);
