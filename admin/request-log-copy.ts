@@ -16,12 +16,44 @@ import type { Sql } from './db.ts';
 /** A value of a COPY row: text (jsonb columns get their JSON text), a number, a boolean, a Date, or null (NULL). */
 export type CopyValue = string | number | boolean | Date | null | undefined;
 
-const SPECIAL_RE = /[\\\t\n\r\0]/;
-const SPECIAL_RE_G = /[\\\t\n\r\0]/g;
 // U+0000 has no place in PostgreSQL text (nor an escape that would mean it): U+FFFD, as for text
-// columns in admin/ingest.ts.
-const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\ufffd' };
-const escapeChar = (c: string): string => ESCAPES[c]!;
+// columns in admin/ingest.ts. The backslash comes first, so the escapes made after it are not doubled.
+const ESCAPES: ReadonlyArray<readonly [string, string]> = [
+  ['\\', '\\\\'],
+  ['\t', '\\t'],
+  ['\n', '\\n'],
+  ['\r', '\\r'],
+  ['\0', '\ufffd'],
+];
+
+/**
+ * Below this length a value is scanned with a charCode loop; from it on with one native
+ * `includes` per escaped character, which is much faster per character than a JS loop or a regex
+ * (bodies are ~1 KB), but costs a call each (measured with bench/ingest.ts).
+ */
+const SHORT_TEXT = 64;
+
+/** True when a short `text` holds a character the text format escapes. */
+function shortNeedsEscape(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // One comparison for nearly every character: the escaped ones are 0, 9, 10, 13 and 92.
+    if (c <= 13 ? c === 9 || c === 10 || c === 13 || c === 0 : c === 92) return true;
+  }
+  return false;
+}
+
+/**
+ * A text value in COPY text format (see {@link copyField}); returned as it is when nothing needs
+ * escaping. Otherwise one native replaceAll per character present: a pretty-printed JSON body has
+ * dozens of newlines, and a regex replace calling a function per match cost µs a row.
+ */
+function copyString(text: string): string {
+  if (text.length < SHORT_TEXT && !shortNeedsEscape(text)) return text;
+  let out = text;
+  for (const [char, escaped] of ESCAPES) if (out.includes(char)) out = out.replaceAll(char, escaped);
+  return out;
+}
 
 /**
  * One value in COPY text format: NULL as `\N`, booleans `t`/`f`, Dates as ISO 8601 (UTC), numbers
@@ -30,7 +62,7 @@ const escapeChar = (c: string): string => ESCAPES[c]!;
  */
 export function copyField(value: CopyValue): string {
   if (value === null || value === undefined) return '\\N';
-  if (typeof value === 'string') return SPECIAL_RE.test(value) ? value.replace(SPECIAL_RE_G, escapeChar) : value;
+  if (typeof value === 'string') return copyString(value);
   if (typeof value === 'boolean') return value ? 't' : 'f';
   if (value instanceof Date) return value.toISOString();
   return String(value);
@@ -44,8 +76,10 @@ export function copyField(value: CopyValue): string {
 export function copyText(rows: readonly (readonly CopyValue[])[]): string {
   let out = '';
   for (const row of rows) {
-    for (let i = 0; i < row.length; i++) out += (i === 0 ? '' : '\t') + copyField(row[i]);
-    out += '\n';
+    // A line of its own first: appending to a short string keeps the big one's rope shallow.
+    let line = copyField(row[0]);
+    for (let i = 1; i < row.length; i++) line += '\t' + copyField(row[i]);
+    out += line + '\n';
   }
   return out;
 }

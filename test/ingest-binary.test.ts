@@ -152,6 +152,22 @@ describe('COPY text format', () => {
     assert.equal(copyText([['a', null], ['\\.', 1]]), 'a\t\\N\n\\\\.\t1\n');
   });
 
+  test('short and long values (loop and native paths) escape alike: with and without characters to escape', () => {
+    // The same value at lengths on both sides of the loop/native threshold, each character kind alone and together.
+    const regexEscape = (s: string): string => s.replace(/[\\\t\n\r\0]/g, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\ufffd' })[c]!);
+    for (const pad of [0, 10, 62, 63, 64, 65, 500]) {
+      for (const special of ['', '\\', '\t', '\n', '\r', '\u0000', '\\\\n\t\r\n\\', '日本\n😀']) {
+        const value = 'x'.repeat(pad) + special + '{"a": "b"}'.repeat(pad % 7);
+        assert.equal(copyField(value), regexEscape(value), JSON.stringify(value));
+        assert.equal(copyField(special + 'y'.repeat(pad)), regexEscape(special + 'y'.repeat(pad)));
+      }
+    }
+    const plain = 'z'.repeat(100);
+    assert.equal(copyField(plain), plain);
+    const pretty = JSON.stringify({ a: 'b\\c', d: [1, 2] }, null, 2);
+    assert.equal(copyField(pretty), regexEscape(pretty));
+  });
+
   test('jsonb-safe text: U+0000 and lone surrogate escapes replaced, pairs and escaped backslashes kept', () => {
     assert.equal(jsonbSafeText('"\\u0000 \\ud800 \\uDC00 \\ud83d\\ude00 \\\\u0000 \\\\\\u0000"'), '"\\ufffd \\ufffd \\ufffd \\ud83d\\ude00 \\\\u0000 \\\\\\ufffd"');
     assert.equal(jsonbSafeText('{"a":1}'), '{"a":1}');
