@@ -339,7 +339,7 @@ function isRowDataError(err: unknown): boolean {
   return typeof code === 'string' && /^(22|23|54)[0-9A-Z]{3}$/.test(code);
 }
 
-/** The columns of every row (recordToRow makes them all alike), in order. */
+/** The columns of every row (recordToRow makes them all alike: the same keys, inserted in the same order), in order. */
 const columnsOf = (rows: readonly RequestLogRow[]): string[] => Object.keys(rows[0]!);
 
 /**
@@ -362,7 +362,9 @@ async function storeRows(sql: Sql, batch: Prepared): Promise<IngestResult> {
     const chunk = rows.slice(i, i + BATCH_ROWS);
     const columns = columnsOf(chunk);
     try {
-      stored += await copyRequestLogRows(sql, columns, chunk.map((row) => columns.map((c) => row[c])));
+      // Object.values is in `columns`' order (every row has the same keys, in the same order): a
+      // lookup per column by name cost ~2 µs a row.
+      stored += await copyRequestLogRows(sql, columns, chunk.map((row) => Object.values(row)));
     } catch (err) {
       if (!isRowDataError(err)) throw err;
       const result = await insertChunk(sql, chunk, errors);
