@@ -24,7 +24,8 @@ const replaceEscape = (match: string, backslashes: string, hex: string): string 
  * @returns the same text, or with the refused escapes replaced by `\ufffd`. Never throws.
  */
 export function jsonbSafeText(text: string): string {
-  return MAYBE_RE.test(text) ? text.replace(ESCAPE_RE, replaceEscape) : text;
+  // includes() first: a native substring search, ~10x cheaper than the regex on a body without `\u`.
+  return text.includes('\\u') && MAYBE_RE.test(text) ? text.replace(ESCAPE_RE, replaceEscape) : text;
 }
 
 /**
