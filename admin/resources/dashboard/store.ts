@@ -71,6 +71,11 @@ interface AggregateRow {
   ttft_p95: number | null;
 }
 
+/** The counts of an aggregate row (zeros for a bucket without requests, `r` undefined). */
+function countsOf(r: AggregateRow | undefined): DashboardCounts {
+  return { requests: r?.requests ?? 0, errors: r?.errors ?? 0, promptTokens: r?.prompt_tokens ?? 0, completionTokens: r?.completion_tokens ?? 0, costUsd: r?.cost_usd ?? 0 };
+}
+
 /** The aggregates every grouping answers, over the rows `b` (counts as float8: JSON numbers, not bigint strings). */
 function measures(sql: Sql): Fragment {
   return sql`
@@ -161,11 +166,7 @@ export async function dashboard(sql: Sql, organizationId: string, query: { filte
 
   const totalsRow = rows.find((r) => r.kind === 'totals');
   const totals: DashboardTotals = {
-    requests: totalsRow?.requests ?? 0,
-    errors: totalsRow?.errors ?? 0,
-    promptTokens: totalsRow?.prompt_tokens ?? 0,
-    completionTokens: totalsRow?.completion_tokens ?? 0,
-    costUsd: totalsRow?.cost_usd ?? 0,
+    ...countsOf(totalsRow),
     latencyP50Ms: totalsRow?.latency_p50 ?? null,
     latencyP95Ms: totalsRow?.latency_p95 ?? null,
     ttftP50Ms: totalsRow?.ttft_p50 ?? null,
@@ -180,11 +181,7 @@ export async function dashboard(sql: Sql, organizationId: string, query: { filte
     const r = byBucket.get(t);
     series.push({
       time: new Date(t).toISOString(),
-      requests: r?.requests ?? 0,
-      errors: r?.errors ?? 0,
-      promptTokens: r?.prompt_tokens ?? 0,
-      completionTokens: r?.completion_tokens ?? 0,
-      costUsd: r?.cost_usd ?? 0,
+      ...countsOf(r),
       latencyP50Ms: r?.latency_p50 ?? null,
       latencyP95Ms: r?.latency_p95 ?? null,
       ttftP50Ms: r?.ttft_p50 ?? null,
@@ -197,11 +194,7 @@ export async function dashboard(sql: Sql, organizationId: string, query: { filte
       .map((r) => ({
         key: r.key,
         ...(kind === 'apiKey' ? { label: r.label } : {}),
-        requests: r.requests,
-        errors: r.errors,
-        promptTokens: r.prompt_tokens,
-        completionTokens: r.completion_tokens,
-        costUsd: r.cost_usd,
+        ...countsOf(r),
         latencyP50Ms: r.latency_p50,
       }));
   return { totals, series, breakdowns: { model: breakdown('model'), provider: breakdown('provider'), apiKey: breakdown('apiKey'), user: breakdown('user') } };
