@@ -9,7 +9,7 @@
  * format spoken, and the cache: whether the request asked for it, and the request a hit's answer came from.
  */
 import type { LogRecord } from '../../shared/record.ts';
-import { clientHeader, logHeaders, MAX_SESSION_ID, MAX_SESSION_PATH, sessionHeaders } from '../pipeline/headers.ts';
+import { logHeaders, MAX_SESSION_ID, MAX_SESSION_PATH, sessionHeaders } from '../pipeline/headers.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { ResponseRecorder, type RecordedResponse } from './response-recorder.ts';
 import type { ResponseObserver } from './types.ts';
@@ -94,10 +94,7 @@ export function sessionOf(ctx: RequestContext, clientSessionId?: string | null):
  * @param clientSessionId those headers as {@link logHeaders} read them; undefined: read here.
  */
 export function sessionIdOf(ctx: RequestContext, clientSessionId?: string | null): string | null {
-  const header =
-    clientSessionId !== undefined
-      ? clientSessionId
-      : (clientHeader(ctx.req, 'x-claude-code-session-id') ?? clientHeader(ctx.req, 'session_id') ?? clientHeader(ctx.req, 'session-id'));
+  const header = clientSessionId !== undefined ? clientSessionId : logHeaders(ctx.req).clientSessionId;
   if (header !== null) return header;
   const metadata = (ctx.clientBody as { client_metadata?: unknown } | null)?.client_metadata;
   const id = metadata && typeof metadata === 'object' ? (metadata as { session_id?: unknown }).session_id : undefined;
