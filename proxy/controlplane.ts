@@ -101,6 +101,12 @@ export class ControlPlaneClient {
   private livenessTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly flushTimer: NodeJS.Timeout;
+  /**
+   * True once the current link delivered its key snapshot, false again when it closes: admin
+   * accepted the link. Until then a `keys.used` report could go out on a link admin is refusing
+   * (it closes unauthenticated or failing links at once) and its ids would be lost.
+   */
+  private linkSynced = false;
   /** Ids of the keys authenticated since the last `keys.used` report. */
   private readonly usedKeyIds = new Set<string>();
   private readonly usageTimer: NodeJS.Timeout;
@@ -165,9 +171,9 @@ export class ControlPlaneClient {
     this.usedKeyIds.add(entry.keyId);
   }
 
-  /** Sends the ids of the keys used since the last report, when the link is up (else keeps them). */
+  /** Sends the ids of the keys used since the last report, when the link is up and synced (else keeps them). */
   private reportUsage(): void {
-    if (this.usedKeyIds.size === 0 || !this.ws || this.ws.readyState !== this.ws.OPEN) return;
+    if (this.usedKeyIds.size === 0 || !this.linkSynced || !this.ws || this.ws.readyState !== this.ws.OPEN) return;
     const ids = [...this.usedKeyIds];
     this.usedKeyIds.clear();
     for (let i = 0; i < ids.length; i += MAX_KEYS_USED_PER_MESSAGE) {
@@ -235,6 +241,7 @@ export class ControlPlaneClient {
     ws.on('close', () => {
       if (this.ws !== ws) return;
       this.ws = null;
+      this.linkSynced = false;
       if (this.stableTimer) clearTimeout(this.stableTimer);
       if (this.livenessTimer) clearTimeout(this.livenessTimer);
       if (this.connected) this.setConnected(false);
@@ -284,6 +291,7 @@ export class ControlPlaneClient {
         this.keys.clear();
         for (const k of msg.keys) this.keys.set(k.hash, k);
         this.snapshotReceived = true;
+        this.linkSynced = true;
         this.queue.flush();
         break;
       case 'keys.upsert':

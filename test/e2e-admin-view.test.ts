@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Logger } from 'pino';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { createApiKey } from '../admin/resources/api-keys/store.ts';
 import { ControlPlaneClient } from '../proxy/controlplane.ts';
 import { generateApiKey, hashApiKey } from '../shared/apikey.ts';
@@ -171,6 +171,37 @@ describe('the proxy reports the keys it authenticated', () => {
       client.markUsed(entry('k2'));
       await waitFor(() => reports.length === 2, 5_000);
       assert.deepEqual(reports[1], ['k2']);
+    } finally {
+      await client.close(100);
+      for (const ws of server.clients) ws.terminate();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  test('no report goes out before the link delivered its key snapshot (a link admin refuses would lose it)', async () => {
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/control-plane`;
+    const reports: string[][] = [];
+    const links: WebSocket[] = [];
+    server.on('connection', (ws) => {
+      links.push(ws);
+      ws.on('message', (data) => {
+        const msg = JSON.parse(String(data)) as { type: string; keyIds?: string[] };
+        if (msg.type === 'keys.used') reports.push(msg.keyIds!);
+      });
+    });
+    const silent = () => {};
+    const logger = { trace: silent, debug: silent, info: silent, warn: silent, error: silent, fatal: silent, child: () => logger } as unknown as Logger;
+    const client = ControlPlaneClient.start({ url, apiKey: 'sk-svc-test-link', queue: { maxRecords: 10, maxBytes: 1 << 20, batchSize: 10 }, flushIntervalMs: 50, logger, usageReportIntervalMs: 20 });
+    try {
+      client.markUsed({ hash: hashApiKey('k1'), keyId: 'k1', organizationId: 'o1' });
+      await waitFor(() => links.length === 1, 5_000);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(reports, [], 'open but not synced: the ids wait');
+      links[0]!.send(JSON.stringify({ type: 'keys.snapshot', keys: [] }));
+      await waitFor(() => reports.length === 1, 5_000);
+      assert.deepEqual(reports[0], ['k1']);
     } finally {
       await client.close(100);
       for (const ws of server.clients) ws.terminate();
