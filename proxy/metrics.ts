@@ -20,6 +20,9 @@ export interface Metrics {
   rateLimitStoreErrors: Counter<string>;
   /** Response-cache lookups (requests with `Svc-Cache-Enabled: true`) by result: `hit` or `miss`. */
   cacheLookups: Counter<'result'>;
+  /** {@link cacheLookups}' two label children, bound once (a label lookup per request costs ~1 µs). */
+  cacheHits: { inc(): void };
+  cacheMisses: { inc(): void };
   /** Records waiting for admin (read from the queue at scrape time; `set` is not needed). */
   logQueueDepth: Gauge<string>;
 }
@@ -53,6 +56,7 @@ export function createMetrics(controlPlane: ControlPlaneClient | null): Metrics 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const queue = () => controlPlane?.queue.getStats() ?? null;
+  const cacheLookups = new Counter({ name: 'svc_proxy_cache_lookups_total', help: 'Response-cache lookups by result (hit, miss)', labelNames: ['result'], registers: [registry] });
   const metrics: Metrics = {
     registry,
     requests: new Counter({ name: 'svc_proxy_requests_total', help: 'Requests by route, provider and status', labelNames: ['route', 'provider', 'status'], registers: [registry] }),
@@ -61,7 +65,9 @@ export function createMetrics(controlPlane: ControlPlaneClient | null): Metrics 
     timeToFirstToken: new Histogram({ name: 'svc_proxy_time_to_first_token_seconds', help: 'Time to the first response byte', labelNames: ['provider'], buckets: BUCKETS, registers: [registry] }),
     rateLimitDenials: new Counter({ name: 'svc_proxy_rate_limit_denials_total', help: 'Requests denied by the rate limiter', labelNames: ['policy'], registers: [registry] }),
     rateLimitStoreErrors: new Counter({ name: 'svc_proxy_rate_limit_store_errors_total', help: 'Rate-limit checks the store could not answer', registers: [registry] }),
-    cacheLookups: new Counter({ name: 'svc_proxy_cache_lookups_total', help: 'Response-cache lookups by result (hit, miss)', labelNames: ['result'], registers: [registry] }),
+    cacheLookups,
+    cacheHits: cacheLookups.labels('hit'),
+    cacheMisses: cacheLookups.labels('miss'),
     logQueueDepth: new Gauge({
       name: 'svc_proxy_log_queue_depth',
       help: 'Log records waiting for admin',

@@ -101,6 +101,10 @@ test('memory store: buckets up to their size, bounded by bytes (least recently u
   assert.equal(store.get('big1'), null, 'the least recently used went first');
   assert.ok(store.get('k') && store.get('big3'));
   store.add('short', answer('s', 10), 30, 1);
+  // A body kept as a view pins its whole backing store, which is what the bound counts.
+  const view = Buffer.alloc(9000).subarray(0, 10);
+  store.add('view', { ...answer('v', 0), body: view }, 60_000, 1);
+  assert.equal(store.get('big3'), null, "the view's 9,000-byte backing store pushed older answers out");
   assert.ok(store.get('short'));
   await new Promise((r) => setTimeout(r, 60));
   assert.equal(store.get('short'), null, 'expired');

@@ -302,6 +302,7 @@ describe('response cache in Redis', () => {
     try {
       const keys = await redis.keys('svc:cache:*');
       assert.ok(keys.length > 0);
+      for (const k of keys) assert.match(k, /^svc:cache:[0-9a-f]{64}$/, 'Redis keys are hashes: no prompt text in them');
       const ttl = await redis.pttl(keys[0]!);
       assert.ok(ttl > 0 && ttl <= 7 * 24 * 3600 * 1000, `default lifetime of 7 days: ${ttl}`);
     } finally {

@@ -18,7 +18,9 @@ export class MemoryCacheStore implements CacheStore {
   constructor(maxBytes: number) {
     this.lru = new LRUCache<string, CachedAnswer[]>({
       maxSize: maxBytes,
-      sizeCalculation: (bucket) => bucket.reduce((n, a) => n + a.body.length + ANSWER_OVERHEAD, 0),
+      // Each body's whole backing store: a body may be a view into the socket read it arrived in
+      // (observers/cache-writer.ts), which it keeps.
+      sizeCalculation: (bucket) => bucket.reduce((n, a) => n + a.body.buffer.byteLength + ANSWER_OVERHEAD, 0),
       ttlAutopurge: false,
     });
   }
@@ -30,7 +32,8 @@ export class MemoryCacheStore implements CacheStore {
 
   /** See {@link CacheStore.add}: a new array each time, so lru-cache counts the bucket's new size. */
   add(key: string, answer: CachedAnswer, ttlMs: number, bucketMax: number): void {
-    const bucket = this.lru.get(key) ?? [];
+    // peek: the set below makes the key the most recently used anyway.
+    const bucket = this.lru.peek(key) ?? [];
     if (bucket.length >= bucketMax) return;
     this.lru.set(key, [...bucket, answer], { ttl: ttlMs });
   }

@@ -22,10 +22,15 @@ function endsInError(body: Buffer): boolean {
 }
 
 /**
- * The pieces in one buffer of exactly `bytes` bytes, outside Node's shared 8 KiB pool: a kept answer
- * must not pin a pool slab (the memory store counts only `bytes`).
+ * The answer's bytes as one buffer of `bytes` bytes that pins little else. A single piece whose
+ * backing store is at most twice its size is kept as it is: a non-streamed answer usually arrives
+ * in one socket read, whose backing store holds only the response head besides (the memory store
+ * counts the whole backing store). Anything else is copied into a buffer of its own, outside Node's
+ * shared 8 KiB pool, so a kept answer never pins a pool slab.
  */
 function joined(chunks: Buffer[], bytes: number): Buffer {
+  const first = chunks[0];
+  if (chunks.length === 1 && first!.buffer.byteLength <= 2 * bytes) return first!;
   const out = Buffer.allocUnsafeSlow(bytes);
   let at = 0;
   for (const c of chunks) at += c.copy(out, at);
