@@ -491,3 +491,25 @@ describe('the official openai client reads the translated output', () => {
     assert.deepEqual(seen, ['tool_use_failed']);
   });
 });
+
+describe('chunk stream → Responses stream: members of the item events', () => {
+  // The events' payloads are written as literals (stream.ts `send`); their members keep this order on the wire.
+  it('every event naming an item starts with type, sequence_number, item_id, output_index, in a fixed order', async () => {
+    const keys = new Map<string, string>();
+    for (const path of ['openai/chat-completion-stream.sse', 'openai/chat-completion-stream-tool-call.sse']) {
+      const raw = await run(createResponsesStreamTranslator(call()), [bytes(path)]);
+      for (const line of raw.split('\n').filter((l) => l.startsWith('data: '))) {
+        const e = JSON.parse(line.slice(6)) as Event;
+        if ('item_id' in e) keys.set(e.type, Object.keys(e).join(','));
+      }
+    }
+    assert.deepEqual(Object.fromEntries(keys), {
+      'response.content_part.added': 'type,sequence_number,item_id,output_index,content_index,part',
+      'response.output_text.delta': 'type,sequence_number,item_id,output_index,content_index,delta,logprobs',
+      'response.output_text.done': 'type,sequence_number,item_id,output_index,content_index,text,logprobs',
+      'response.content_part.done': 'type,sequence_number,item_id,output_index,content_index,part',
+      'response.function_call_arguments.delta': 'type,sequence_number,item_id,output_index,delta',
+      'response.function_call_arguments.done': 'type,sequence_number,item_id,output_index,arguments',
+    });
+  });
+});
