@@ -136,6 +136,25 @@ describe('translated to Anthropic and Bedrock', () => {
     );
   });
 
+  test("a 400 from the chat step names the client's Responses member, in OpenAI's shape; nothing goes upstream", async () => {
+    const before = (await upstream()).length;
+    const input = [
+      { role: 'user' as const, content: 'List the files.' },
+      { type: 'function_call' as const, call_id: 'c1', name: 'ls', arguments: '{}' },
+      { type: 'function_call' as const, call_id: 'c2', name: 'cat', arguments: '{"path": ' },
+      { type: 'function_call_output' as const, call_id: 'c1', output: 'a.txt' },
+      { type: 'function_call_output' as const, call_id: 'c2', output: 'hi' },
+    ];
+    const tools = ['ls', 'cat'].map((name) => ({ type: 'function' as const, name, parameters: { type: 'object' }, strict: false }));
+    const err = await client()
+      .responses.create({ model: 'anthropic/claude-sonnet-4-5', input, tools })
+      .then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof OpenAI.BadRequestError, String(err));
+    assert.equal(err.param, 'input[2].arguments');
+    assert.equal(err.message, '400 input[2].arguments is not valid JSON');
+    assert.equal((await upstream()).length, before);
+  });
+
   test('Bedrock: Converse with the answer as a response', async () => {
     const { data, response } = await client().responses.create({ model: 'bedrock/anthropic.claude-3-haiku-20240307-v1:0', input: 'hi' }).withResponse();
     assert.equal(response.headers.get('svc-provider'), 'bedrock');

@@ -160,6 +160,38 @@ describe('openai-responses → anthropic-messages', () => {
   });
 });
 
+describe('errors of the chat → wire step name the Responses members', () => {
+  const input = [
+    { type: 'message', role: 'developer', content: 'Be brief.' },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Read this.' }, { type: 'input_file', filename: 'a.txt', file_data: 'data:text/plain;base64,aGk=' }] },
+    { type: 'function_call', call_id: 'c1', name: 'ls', arguments: '{}' },
+    { type: 'function_call', call_id: 'c2', name: 'cat', arguments: '{"path": ' },
+    { type: 'function_call_output', call_id: 'c1', output: 'a.txt' },
+  ];
+  const tools = [{ type: 'function', name: 'ls', parameters: { type: 'object' } }, { type: 'function', name: 'cat', parameters: { type: 'object' } }];
+
+  it('a file part Anthropic cannot read: input[1].content[1].file_data, not messages[0]', () => {
+    const err = refusal(() => openAIResponsesToAnthropicMessages.translateRequest(call({ model: 'claude-haiku-4-5', input: input.slice(0, 2), tools }, 'anthropic')));
+    assert.equal(err.param, 'input[1].content[1].file_data');
+    assert.match(err.message, /^input\[1\]\.content\[1\]: anthropic accepts files only as PDF/);
+    assert.doesNotMatch(err.message, /messages\[/);
+  });
+
+  it("the second of two merged function calls: its own item's arguments", () => {
+    const body = { model: 'claude-haiku-4-5', input: [input[0], { ...input[1], content: 'Read this.' }, ...input.slice(2)], tools };
+    const err = refusal(() => openAIResponsesToAnthropicMessages.translateRequest(call(body, 'anthropic')));
+    assert.equal(err.param, 'input[3].arguments');
+    assert.equal(err.message, 'input[3].arguments is not valid JSON');
+  });
+
+  it('an image URL Bedrock cannot fetch: input[0].content[0].image_url', () => {
+    const body = { model: 'anthropic.claude-3-haiku', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/cat.png' }] }] };
+    const err = refusal(() => openAIResponsesToBedrockConverse.translateRequest(call(body, 'bedrock')));
+    assert.equal(err.param, 'input[0].content[0].image_url');
+    assert.doesNotMatch(err.message, /messages\[/);
+  });
+});
+
 describe('openai-responses → bedrock-converse', () => {
   it('effort, user and parallel_tool_calls removed and recorded; structured output refused', () => {
     const c = call({ model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', input: 'x', reasoning: { effort: 'high' }, safety_identifier: 'u1', parallel_tool_calls: false, tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] }, 'bedrock');

@@ -126,6 +126,7 @@ describe('recorded Responses request bodies → chat completions', () => {
       body: { model: 'gpt-4.1-nano', messages: [{ role: 'user', content: 'What is the capital of France?' }] },
       removed: [],
       toolNames: new Map(),
+      origins: [{ path: 'input', parts: null, calls: [] }],
     });
   });
 

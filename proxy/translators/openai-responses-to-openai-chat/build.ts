@@ -3,6 +3,7 @@
  * content parts, tools): the target provider's profile, the request's tool names, and the removed member paths.
  */
 import type { ChatTargetProfile } from '../shared/openai-chat-target.ts';
+import type { MessageOrigin } from './message-origins.ts';
 import type { ToolNames } from './tool-names.ts';
 
 /** One Responses → chat request translation in progress. */
@@ -15,6 +16,8 @@ export interface RequestBuild {
   readonly names: ToolNames;
   /** Paths of the client members removed so far, in the order found (see `TranslatorCall.removed`). */
   readonly removed: string[];
+  /** Where each chat message came from, by index (./message-origins.ts). */
+  readonly origins: MessageOrigin[];
 }
 
 /** The name used for the target in error messages: the provider, or "the OpenAI-compatible provider". */

@@ -46,6 +46,7 @@ import { objectAt, recordUnmapped, stringAt } from '../shared/request-members.ts
 import { targetToolCallId } from '../shared/tool-call-ids.ts';
 import type { RequestBuild } from './build.ts';
 import { assistantText, PART_SEPARATOR, partsContent, textOnly, userPart } from './content.ts';
+import type { MessageOrigin } from './message-origins.ts';
 import { sentToolName } from './tool-names.ts';
 
 /** Reasoning kept for an assistant message: texts, the paths they came from, carried signatures. */
@@ -59,12 +60,19 @@ interface ReasoningCarry {
 interface Conversation {
   readonly b: RequestBuild;
   readonly out: ChatMessage[];
-  /** The open assistant message (one model turn) and its reasoning. */
-  assistant: { message: ChatMessage; toolCalls: ChatToolCall[]; reasoning: ReasoningCarry } | null;
+  /** The open assistant message (one model turn), its reasoning, and the paths of the items it came from. */
+  assistant: { message: ChatMessage; toolCalls: ChatToolCall[]; reasoning: ReasoningCarry; origin: MessageOrigin } | null;
   /** Reasoning kept from items no assistant output has followed yet. */
   pending: ReasoningCarry | null;
-  /** Images and files of tool outputs, for the user message after the tool messages. */
+  /** Images and files of tool outputs, for the user message after the tool messages, and where each came from. */
   attachments: ChatContentPart[];
+  attachmentPaths: string[];
+}
+
+/** Appends a chat message and the Responses member it came from (./message-origins.ts). */
+function push(c: Conversation, message: ChatMessage, origin: MessageOrigin): void {
+  c.out.push(message);
+  c.b.origins.push(origin);
 }
 
 const ITEM_BOOKKEEPING = ['id', 'status'];
@@ -80,13 +88,13 @@ const REASONING_MEMBERS = new Set(['type', 'summary', 'content', 'encrypted_cont
  *   `item_reference`.
  */
 export function chatMessagesOf(instructions: unknown, input: unknown, b: RequestBuild): ChatMessage[] {
-  const c: Conversation = { b, out: [], assistant: null, pending: null, attachments: [] };
+  const c: Conversation = { b, out: [], assistant: null, pending: null, attachments: [], attachmentPaths: [] };
   if (instructions !== undefined && instructions !== null) {
     const text = stringAt(instructions, 'instructions');
-    if (text !== '') c.out.push({ role: 'system', content: text });
+    if (text !== '') push(c, { role: 'system', content: text }, { path: 'instructions', parts: null, calls: [] });
   }
   if (typeof input === 'string') {
-    c.out.push({ role: 'user', content: input });
+    push(c, { role: 'user', content: input }, { path: 'input', parts: null, calls: [] });
     return c.out;
   }
   if (input === undefined || input === null) return c.out;
@@ -130,8 +138,12 @@ function addMessage(c: Conversation, item: Record<string, unknown>, path: string
   switch (item.role) {
     case 'user': {
       const content = item.content;
-      if (typeof content === 'string') c.out.push({ role: 'user', content });
-      else if (Array.isArray(content)) c.out.push({ role: 'user', content: partsContent(content.map((p, j) => userPart(p, `${contentPath}[${j}]`, c.b))) });
+      const origin: MessageOrigin = { path, parts: null, calls: [] };
+      if (typeof content === 'string') push(c, { role: 'user', content }, origin);
+      else if (Array.isArray(content)) {
+        origin.parts = content.map((_, j) => `${contentPath}[${j}]`);
+        push(c, { role: 'user', content: partsContent(content.map((p, j) => userPart(p, origin.parts![j]!, c.b))) }, origin);
+      }
       else throw badRequest(`${contentPath} must be a string or an array of content parts`, contentPath);
       return;
     }
@@ -141,7 +153,7 @@ function addMessage(c: Conversation, item: Record<string, unknown>, path: string
       const text = textOnly(item.content, contentPath, c.b);
       const last = c.out[c.out.length - 1];
       if (last && last.role === role && typeof last.content === 'string') last.content += PART_SEPARATOR + text;
-      else c.out.push({ role, content: text });
+      else push(c, { role, content: text }, { path, parts: null, calls: [] });
       return;
     }
     default:
@@ -149,11 +161,15 @@ function addMessage(c: Conversation, item: Record<string, unknown>, path: string
   }
 }
 
-/** The open assistant message, opened (after any attachments, with any pending reasoning) when there is none. */
-function openTurn(c: Conversation): NonNullable<Conversation['assistant']> {
+/**
+ * The open assistant message, opened (after any attachments, with any pending reasoning) when there is none; `path`
+ * is the item that opens it.
+ */
+function openTurn(c: Conversation, path: string): NonNullable<Conversation['assistant']> {
   if (c.assistant) return c.assistant;
   flushAttachments(c);
-  c.assistant = { message: { role: 'assistant', content: '' }, toolCalls: [], reasoning: c.pending ?? { texts: [], paths: [], carried: {} } };
+  const origin: MessageOrigin = { path, parts: null, calls: [] };
+  c.assistant = { message: { role: 'assistant', content: '' }, toolCalls: [], reasoning: c.pending ?? { texts: [], paths: [], carried: {} }, origin };
   c.pending = null;
   return c.assistant;
 }
@@ -161,7 +177,7 @@ function openTurn(c: Conversation): NonNullable<Conversation['assistant']> {
 function addAssistantText(c: Conversation, item: Record<string, unknown>, path: string): void {
   recordUnmapped(item, MESSAGE_MEMBERS, path, c.b.removed);
   const text = assistantText(item.content, `${path}.content`, c.b);
-  const turn = openTurn(c);
+  const turn = openTurn(c, path);
   turn.message.content = (turn.message.content as string) + text;
 }
 
@@ -171,7 +187,7 @@ function addFunctionCall(c: Conversation, item: Record<string, unknown>, path: s
   const namespace = item.namespace === undefined || item.namespace === null ? undefined : stringAt(item.namespace, `${path}.namespace`);
   const args = item.arguments === undefined || item.arguments === null ? '{}' : stringAt(item.arguments, `${path}.arguments`);
   recordUnmapped(item, CALL_MEMBERS, path, c.b.removed);
-  pushToolCall(c, callId, sentToolName(c.b.names, name, namespace), args);
+  pushToolCall(c, callId, sentToolName(c.b.names, name, namespace), args, path);
 }
 
 function addCustomToolCall(c: Conversation, item: Record<string, unknown>, path: string): void {
@@ -180,11 +196,12 @@ function addCustomToolCall(c: Conversation, item: Record<string, unknown>, path:
   const namespace = item.namespace === undefined || item.namespace === null ? undefined : stringAt(item.namespace, `${path}.namespace`);
   const input = stringAt(item.input, `${path}.input`);
   recordUnmapped(item, CUSTOM_CALL_MEMBERS, path, c.b.removed);
-  pushToolCall(c, callId, sentToolName(c.b.names, name, namespace), JSON.stringify({ input }));
+  pushToolCall(c, callId, sentToolName(c.b.names, name, namespace), JSON.stringify({ input }), path);
 }
 
-function pushToolCall(c: Conversation, callId: string, name: string, args: string): void {
-  const turn = openTurn(c);
+function pushToolCall(c: Conversation, callId: string, name: string, args: string, path: string): void {
+  const turn = openTurn(c, path);
+  turn.origin.calls.push(path);
   turn.toolCalls.push({ id: targetToolCallId(callId, c.b.profile.alnum9ToolIds), type: 'function', function: { name, arguments: args } });
 }
 
@@ -200,18 +217,23 @@ function addToolOutput(c: Conversation, item: Record<string, unknown>, path: str
   else if (Array.isArray(output)) {
     const texts: string[] = [];
     const media: ChatContentPart[] = [];
+    const mediaPaths: string[] = [];
     output.forEach((raw, k) => {
       const part = userPart(raw, `${path}.output[${k}]`, c.b);
       if (part.type === 'text') texts.push(part.text as string);
-      else media.push(part);
+      else {
+        media.push(part);
+        mediaPaths.push(`${path}.output[${k}]`);
+      }
     });
     if (media.length) {
       texts.push(`[${media.length} attachment(s) of this tool result follow in the next user message]`);
       c.attachments.push({ type: 'text', text: `Attachments of tool result ${callId}:` }, ...media);
+      c.attachmentPaths.push(path, ...mediaPaths);
     }
     text = texts.join(PART_SEPARATOR);
   } else throw badRequest(`${path}.output must be a string or an array of content parts`, `${path}.output`);
-  c.out.push({ role: 'tool', tool_call_id: targetToolCallId(callId, c.b.profile.alnum9ToolIds), content: text });
+  push(c, { role: 'tool', tool_call_id: targetToolCallId(callId, c.b.profile.alnum9ToolIds), content: text }, { path, parts: null, calls: [] });
 }
 
 /** The text of a reasoning item: its `reasoning_text` content, else its summary texts, joined by a blank line. */
@@ -271,13 +293,14 @@ function closeTurn(c: Conversation): void {
   }
   if (turn.reasoning.texts.length && c.b.profile.reasoningEcho) message[c.b.profile.reasoningEcho] = turn.reasoning.texts.join(PART_SEPARATOR);
   restoreThoughtSignatures(message, turn.reasoning.carried);
-  c.out.push(message);
+  push(c, message, turn.origin);
 }
 
 /** The user message holding the tool outputs' images and files, after the tool messages. */
 function flushAttachments(c: Conversation): void {
   if (!c.attachments.length) return;
-  c.out.push({ role: 'user', content: c.attachments });
+  push(c, { role: 'user', content: c.attachments }, { path: c.attachmentPaths[0]!, parts: c.attachmentPaths, calls: [] });
   c.attachments = [];
+  c.attachmentPaths = [];
 }
 

@@ -33,6 +33,7 @@ import { isRecord } from '../shared/values.ts';
 import type { ToolOrigin } from '../types.ts';
 import { targetName, type RequestBuild } from './build.ts';
 import { chatMessagesOf } from './input.ts';
+import type { MessageOrigin } from './message-origins.ts';
 import { toolNamesOf } from './tool-names.ts';
 import { applyToolChoice, chatToolsOf } from './tools.ts';
 
@@ -45,6 +46,8 @@ export interface ChatRequestResult {
   removed: string[];
   /** Sent name → origin for namespaced and custom tools (`TranslatorCall.toolNames`). */
   toolNames: ReadonlyMap<string, ToolOrigin>;
+  /** Where each chat message came from in the Responses body (./message-origins.ts), by index. */
+  origins: MessageOrigin[];
 }
 
 /** Where the top-level members write while they are mapped. */
@@ -167,7 +170,7 @@ function endUser(input: Record<string, unknown>, p: Pending): void {
 export function toChatRequest(input: unknown, provider: string | undefined, purpose: RequestPurpose = 'responses'): ChatRequestResult {
   if (!isRecord(input)) throw badRequest('the request body must be a JSON object', null);
   const names = toolNamesOf(input.tools);
-  const b: RequestBuild = { provider, profile: chatTargetProfile(provider), names, removed: [] };
+  const b: RequestBuild = { provider, profile: chatTargetProfile(provider), names, removed: [], origins: [] };
   const model = stringAt(input.model, 'model');
   const out: ChatCompletionRequest = { model, messages: chatMessagesOf(input.instructions, input.input, b) };
   if (input.tools !== undefined && input.tools !== null) {
@@ -183,5 +186,5 @@ export function toChatRequest(input: unknown, provider: string | undefined, purp
     else if (!isEmptyMember(value)) b.removed.push(key);
   }
   endUser(input, p);
-  return { body: out, removed: b.removed, toolNames: names.bySent };
+  return { body: out, removed: b.removed, toolNames: names.bySent, origins: b.origins };
 }

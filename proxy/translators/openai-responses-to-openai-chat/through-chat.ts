@@ -9,7 +9,8 @@
  * The chat translator reads only the chat members it maps; the {@link ChatRoute} of a wire format says what to do with
  * the others the chat body may hold (`reasoning_effort`, `response_format`, …): remove them and record the Responses
  * member they came from, refuse them, or map them onto the wire body afterwards. Errors the chat translator throws
- * name the chat body's members (`messages[3].content[0]`).
+ * name the chat body's members (`messages[3].content[0]`); they reach the client naming the Responses members those
+ * came from (./message-origins.ts).
  */
 import type { ChatCompletionRequest } from '../../../shared/chat.ts';
 import { chainStreams } from '../shared/chained-stream.ts';
@@ -17,6 +18,7 @@ import { isRecord } from '../shared/values.ts';
 import type { MappedResponse, MappingTranslator, TranslatorCall, WireFormat } from '../types.ts';
 import { toChatRequest } from './request.ts';
 import { toResponse } from './response.ts';
+import { inResponsesTerms } from './message-origins.ts';
 import { createResponsesStreamTranslator } from './stream.ts';
 
 /** How Responses requests reach one wire format through chat completions. */
@@ -47,9 +49,14 @@ export function responsesThroughChat(wireFormat: WireFormat, route: ChatRoute): 
     wireFormat,
     identity: false,
     translateRequest(call: TranslatorCall): Buffer {
-      const { body, removed, toolNames } = toChatRequest(call.body, call.provider ?? route.provider);
+      const { body, removed, toolNames, origins } = toChatRequest(call.body, call.provider ?? route.provider);
       const complete = route.adapt(body, removed, call.body as unknown as Record<string, unknown>);
-      let bytes = route.chat.translateRequest(chatCall(call, body));
+      let bytes: Buffer;
+      try {
+        bytes = route.chat.translateRequest(chatCall(call, body));
+      } catch (err) {
+        throw inResponsesTerms(err, origins);
+      }
       if (complete) {
         const wire = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
         complete(wire);
