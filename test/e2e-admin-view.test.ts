@@ -128,29 +128,53 @@ describe('api_key.last_used_at', () => {
   });
 });
 
+/** A silent pino-shaped logger for a control-plane client under test. */
+function silentLogger(): Logger {
+  const silent = () => {};
+  const logger = { trace: silent, debug: silent, info: silent, warn: silent, error: silent, fatal: silent, child: () => logger } as unknown as Logger;
+  return logger;
+}
+
+/**
+ * A stand-in admin for the link: a WebSocket server on a free port that hands each link to `onLink`
+ * (false: the link is refused) and collects the `keys.used` reports of the links it kept.
+ */
+async function fakeAdmin(onLink: (ws: WebSocket) => boolean): Promise<{ url: string; reports: string[][]; stop: (client: ControlPlaneClient) => Promise<void> }> {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const reports: string[][] = [];
+  server.on('connection', (ws) => {
+    if (!onLink(ws)) return;
+    ws.on('message', (data) => {
+      const msg = JSON.parse(String(data)) as { type: string; keyIds?: string[] };
+      if (msg.type === 'keys.used') reports.push(msg.keyIds!);
+    });
+  });
+  const stop = async (client: ControlPlaneClient) => {
+    await client.close(100);
+    for (const ws of server.clients) ws.terminate();
+    await new Promise((r) => server.close(r));
+  };
+  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/control-plane`, reports, stop };
+}
+
 describe('the proxy reports the keys it authenticated', () => {
   test('marks made while the link is down are reported once it is up, one id per key', async () => {
-    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await new Promise<void>((resolve) => server.once('listening', resolve));
-    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/control-plane`;
-    const reports: string[][] = [];
     let accept = false;
-    server.on('connection', (ws) => {
-      if (!accept) return ws.terminate();
+    const { url, reports, stop } = await fakeAdmin((ws) => {
+      if (!accept) {
+        ws.terminate();
+        return false;
+      }
       ws.send(JSON.stringify({ type: 'keys.snapshot', keys: [] }));
-      ws.on('message', (data) => {
-        const msg = JSON.parse(String(data)) as { type: string; keyIds?: string[] };
-        if (msg.type === 'keys.used') reports.push(msg.keyIds!);
-      });
+      return true;
     });
-    const silent = () => {};
-    const logger = { trace: silent, debug: silent, info: silent, warn: silent, error: silent, fatal: silent, child: () => logger } as unknown as Logger;
     const client = ControlPlaneClient.start({
       url,
       apiKey: 'sk-svc-test-link',
       queue: { maxRecords: 10, maxBytes: 1 << 20, batchSize: 10 },
       flushIntervalMs: 50,
-      logger,
+      logger: silentLogger(),
       backoffStartMs: 50,
       backoffCapMs: 100,
       usageReportIntervalMs: 50,
@@ -172,28 +196,14 @@ describe('the proxy reports the keys it authenticated', () => {
       await waitFor(() => reports.length === 2, 5_000);
       assert.deepEqual(reports[1], ['k2']);
     } finally {
-      await client.close(100);
-      for (const ws of server.clients) ws.terminate();
-      await new Promise((r) => server.close(r));
+      await stop(client);
     }
   });
 
   test('no report goes out before the link delivered its key snapshot (a link admin refuses would lose it)', async () => {
-    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await new Promise<void>((resolve) => server.once('listening', resolve));
-    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/control-plane`;
-    const reports: string[][] = [];
     const links: WebSocket[] = [];
-    server.on('connection', (ws) => {
-      links.push(ws);
-      ws.on('message', (data) => {
-        const msg = JSON.parse(String(data)) as { type: string; keyIds?: string[] };
-        if (msg.type === 'keys.used') reports.push(msg.keyIds!);
-      });
-    });
-    const silent = () => {};
-    const logger = { trace: silent, debug: silent, info: silent, warn: silent, error: silent, fatal: silent, child: () => logger } as unknown as Logger;
-    const client = ControlPlaneClient.start({ url, apiKey: 'sk-svc-test-link', queue: { maxRecords: 10, maxBytes: 1 << 20, batchSize: 10 }, flushIntervalMs: 50, logger, usageReportIntervalMs: 20 });
+    const { url, reports, stop } = await fakeAdmin((ws) => links.push(ws) > 0);
+    const client = ControlPlaneClient.start({ url, apiKey: 'sk-svc-test-link', queue: { maxRecords: 10, maxBytes: 1 << 20, batchSize: 10 }, flushIntervalMs: 50, logger: silentLogger(), usageReportIntervalMs: 20 });
     try {
       client.markUsed({ hash: hashApiKey('k1'), keyId: 'k1', organizationId: 'o1' });
       await waitFor(() => links.length === 1, 5_000);
@@ -203,9 +213,7 @@ describe('the proxy reports the keys it authenticated', () => {
       await waitFor(() => reports.length === 1, 5_000);
       assert.deepEqual(reports[0], ['k1']);
     } finally {
-      await client.close(100);
-      for (const ws of server.clients) ws.terminate();
-      await new Promise((r) => server.close(r));
+      await stop(client);
     }
   });
 });
