@@ -60,6 +60,22 @@ describe('the in-memory response store', () => {
     assert.equal(store.get('resp_1'), null);
   });
 
+  test('a relayed entry is kept as given and read-only; a made entry of the same id replaces it, and back', () => {
+    const store = new MemoryResponseStore(null);
+    const entry = { kind: 'relayed' as const, org: 'o1', provider: 'openai' as const };
+    store.put('resp_r', entry);
+    entry.provider = 'azure' as any;
+    const got = store.get('resp_r')!;
+    assert.deepEqual(got, { kind: 'relayed', org: 'o1', provider: 'openai' }, 'later changes to the object put do not reach the store');
+    assert.ok(Object.isFrozen(got), 'a reader cannot change what the next reader gets');
+    store.put('resp_r', made('o1', 'now made'));
+    assert.equal(store.get('resp_r')!.kind, 'made');
+    store.put('resp_r', { kind: 'relayed', org: 'o1', provider: 'openai' });
+    assert.equal(store.get('resp_r')!.kind, 'relayed');
+    assert.equal(store.delete('resp_r'), true);
+    assert.equal(store.get('resp_r'), null);
+  });
+
   test('bounded in count and bytes, least recently used first, relayed ids apart; an entry over the limit is not kept', () => {
     const store = new MemoryResponseStore(null, { maxEntries: 3, maxRelayed: 5, maxBytes: 10_000, maxEntryBytes: 4_000 });
     for (let i = 0; i < 4; i++) store.put(`resp_${i}`, made('o', 'x'));

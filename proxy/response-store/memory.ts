@@ -1,14 +1,15 @@
 /**
- * The in-memory response store: one process's entries in LRUs (lru-cache), each entry kept as its
- * JSON text (so what a caller reads is a fresh copy, and its size is exact), expiring after
- * {@link ENTRY_TTL_MS}. The responses the gateway made (whole conversations) and the ids it relayed
+ * The in-memory response store: one process's entries in LRUs (lru-cache), expiring after
+ * {@link ENTRY_TTL_MS}. A made response is kept as its JSON text (so what a caller reads is a fresh
+ * copy, and its size is exact); a relayed id's entry (three strings, one per passthrough answer) is
+ * kept as the frozen object it is, which spares every passthrough answer a stringify. The responses the gateway made (whole conversations) and the ids it relayed
  * (a provider's name each) are bounded apart, so heavy passthrough traffic never evicts the
  * conversations only the gateway holds. Used unless the rate-limit store is Redis; entries are lost
  * on restart and not shared between gateway processes.
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { ENTRY_TTL_MS, MAX_ENTRY_BYTES, type ResponseStore, type StoredEntry } from './types.ts';
+import { ENTRY_TTL_MS, MAX_ENTRY_BYTES, type RelayedEntry, type ResponseStore, type StoredEntry } from './types.ts';
 
 /** Bounds of a {@link MemoryResponseStore}. */
 export interface MemoryStoreOptions {
@@ -26,7 +27,7 @@ export interface MemoryStoreOptions {
 export class MemoryResponseStore implements ResponseStore {
   readonly name = 'memory';
   private readonly entries: LRUCache<string, string>;
-  private readonly relayed: LRUCache<string, string>;
+  private readonly relayed: LRUCache<string, Readonly<RelayedEntry>>;
   private readonly maxEntryBytes: number;
 
   constructor(
@@ -42,30 +43,31 @@ export class MemoryResponseStore implements ResponseStore {
       sizeCalculation: (text) => Math.max(1, text.length),
       ttl: ENTRY_TTL_MS,
     });
-    this.relayed = new LRUCache<string, string>({ max: options.maxRelayed ?? 100_000, ttl: ENTRY_TTL_MS });
+    this.relayed = new LRUCache<string, Readonly<RelayedEntry>>({ max: options.maxRelayed ?? 100_000, ttl: ENTRY_TTL_MS });
   }
 
-  /** See {@link ResponseStore.get}: synchronous, a fresh copy parsed from the entry's JSON. */
+  /** See {@link ResponseStore.get}: synchronous; a made entry is a fresh copy, a relayed one the frozen entry kept. */
   get(id: string): StoredEntry | null {
-    const text = this.entries.get(id) ?? this.relayed.get(id);
-    return text === undefined ? null : (JSON.parse(text) as StoredEntry);
+    const text = this.entries.get(id);
+    if (text !== undefined) return JSON.parse(text) as StoredEntry;
+    return this.relayed.get(id) ?? null;
   }
 
   /** See {@link ResponseStore.put}: an entry over the largest size is logged and not kept. */
   put(id: string, entry: StoredEntry): void {
+    // One place per id: a made entry replaces a relayed one of the same id, and the other way round.
+    if (entry.kind === 'relayed') {
+      this.entries.delete(id);
+      this.relayed.set(id, Object.freeze({ kind: 'relayed', org: entry.org, provider: entry.provider }));
+      return;
+    }
     const text = JSON.stringify(entry);
     if (text.length > this.maxEntryBytes) {
       this.logger?.warn({ responseId: id, bytes: text.length, limit: this.maxEntryBytes }, 'response store: response too large to keep');
       return;
     }
-    // One place per id: a made entry replaces a relayed one of the same id, and the other way round.
-    if (entry.kind === 'made') {
-      this.relayed.delete(id);
-      this.entries.set(id, text);
-    } else {
-      this.entries.delete(id);
-      this.relayed.set(id, text);
-    }
+    this.relayed.delete(id);
+    this.entries.set(id, text);
   }
 
   /** See {@link ResponseStore.delete}: synchronous. */
