@@ -26,6 +26,7 @@ import { openDatabase } from './db.ts';
 import { startKeyUsage } from './key-usage.ts';
 import { bootstrapKeys, ensureControlPlaneKey } from './resources/api-keys/bootstrap.ts';
 import { createAdminMetrics, type AdminMetrics } from './metrics.ts';
+import { postgresDriverFault } from './postgres-driver-faults.ts';
 import { startRetention } from './retention.ts';
 
 async function main(): Promise<void> {
@@ -86,11 +87,10 @@ async function main(): Promise<void> {
   stop = (reason) => void stopInOrder(reason);
   if (stopRequested !== null) stop(stopRequested);
   process.on('uncaughtException', (err) => {
-    if (isPostgresClosedSocketWrite(err)) {
-      // postgres.js 3.4.x writes to a socket it already closed when a backend dies mid-transaction
-      // (porsager/postgres#1208, fix pending in #1155/#1215). The transaction itself already failed
-      // and was reported to its caller; the stray write is harmless, so admin stays up.
-      logger.warn({ err: err.message }, 'ignored a write on a closed PostgreSQL connection (postgres.js #1208)');
+    const fault = postgresDriverFault(err);
+    if (fault !== null) {
+      // A known postgres.js fault whose query already failed to its caller (admin/postgres-driver-faults.ts).
+      logger.warn({ fault, err: err.message }, 'ignored a PostgreSQL driver fault; the connection reconnects');
       return;
     }
     logger.fatal({ err }, 'uncaught exception');
@@ -168,12 +168,6 @@ function printFirstStart(key: string, adminPort: number): void {
     ].join('\n') + '\n',
   );
 }
-
-/** True for postgres.js's stray write on a closed connection (a TypeError thrown from `nextWrite`). */
-function isPostgresClosedSocketWrite(err: unknown): boolean {
-  return err instanceof TypeError && /nextWrite/.test(err.stack ?? '') && /node_modules[\\/]postgres[\\/]/.test(err.stack ?? '');
-}
-
 
 main().catch((err) => {
   console.error('admin: failed to start:', err instanceof Error ? err.message : err);

@@ -314,6 +314,36 @@ describe('PostgreSQL connections terminated under load', () => {
   });
 });
 
+describe('a new PostgreSQL connection whose first query fails (porsager/postgres#1192)', () => {
+  test('admin stays up: the driver reconnects, and once the server is well admin answers again', async () => {
+    const dbName = new URL(stack.db.url).pathname.slice(1);
+    const server = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+    const terminate = () => server`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`;
+    const adminGet = () => fetch(`${stack.adminUrl}/v1/request/${crypto.randomUUID()}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+    // The admin of this file's stack, or the one an earlier test restarted in its place.
+    const current = (admin as Started | undefined) ?? stack.admin;
+    const faultLogged = () => current.output().includes('"fault":"array-type-fetch"');
+    try {
+      // New connections to the stack's database now run with a 1 ms statement timeout, which
+      // cancels postgres.js's own first query on each (its array-type fetch, slower than 1 ms on a
+      // new backend) nearly always; its dropped promise then rejects unhandled in admin.
+      await server`alter database ${server(dbName)} set statement_timeout = 1`;
+      for (let i = 0; i < 20 && !faultLogged() && current.child.exitCode === null; i++) {
+        await terminate();
+        await adminGet().then((res) => res.text(), () => '');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(current.child.exitCode, null, `admin is still running:\n${current.output().slice(-2000)}`);
+      assert.ok(faultLogged(), 'the fault happened, and admin logged it as the known driver fault');
+    } finally {
+      await server`alter database ${server(dbName)} reset statement_timeout`;
+      await terminate();
+      await server.end({ timeout: 2 });
+    }
+    await waitFor(async () => (await adminGet()).status === 404, 20_000);
+  });
+});
+
 /**
  * The command that restarts the PostgreSQL server the tests use: `TEST_PG_RESTART` (run by a shell),
  * or on Debian's packaging, as on this project's machines and CI, `pg_ctlcluster` on the newest
