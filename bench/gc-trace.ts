@@ -20,6 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BUNDLES, build } from '../scripts/build.ts';
 import { load, sleep, startProcess, startStub, stopAll, writeConfig, type Target } from './lib.ts';
+import { CHAT_BODY, RESPONSES_BODY } from './requests.ts';
 
 /** The sums of V8's `--trace-gc-nvp` lines over a run. */
 export interface GcTotals {
@@ -57,26 +58,15 @@ export function sumGcTrace(text: string): GcTotals {
   return t;
 }
 
-const CHAT_BODY = {
-  messages: [
-    { role: 'system', content: 'You are a helpful assistant.' },
-    { role: 'user', content: 'Write one sentence about load testing an HTTP proxy.' },
-  ],
-  max_tokens: 64,
-  temperature: 0,
-  model: 'openai/gpt-4o-mini',
-};
-const RESPONSES_BODY = { instructions: 'You are a helpful assistant.', input: 'Write one sentence about load testing an HTTP proxy.', max_output_tokens: 64, temperature: 0, model: 'gpt-4.1-nano' };
-
 /** The request of each target against the gateway at `url` (pid: the gateway's). */
 function targetOf(name: string, url: string, pid: number | undefined): Target {
   const json = { 'content-type': 'application/json' };
-  const chat = Buffer.from(JSON.stringify(CHAT_BODY));
+  const chat = Buffer.from(JSON.stringify({ ...CHAT_BODY, model: 'openai/gpt-4o-mini' }));
   switch (name) {
     case 'chat':
       return { key: 'chat', label: 'chat passthrough', url: `${url}/ai/chat/completions`, headers: json, body: chat, pid, varyHeader: 'x-bench-n' };
     case 'responses':
-      return { key: 'responses', label: 'Responses passthrough', url: `${url}/v1/responses`, headers: json, body: Buffer.from(JSON.stringify(RESPONSES_BODY)), pid };
+      return { key: 'responses', label: 'Responses passthrough', url: `${url}/v1/responses`, headers: json, body: Buffer.from(JSON.stringify({ ...RESPONSES_BODY, model: 'gpt-4.1-nano' })), pid };
     case 'cache':
       return { key: 'cache', label: 'cache miss', url: `${url}/ai/chat/completions`, headers: { ...json, 'svc-cache-enabled': 'true' }, body: chat, pid, varyHeader: 'svc-cache-seed' };
     default:

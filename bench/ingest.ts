@@ -1,6 +1,6 @@
 /**
  * What a stored log row costs admin and PostgreSQL (issue 19), without proxies or sockets: builds
- * N records like the observability scenario's (non-streaming chat, `bench/run.ts`'s CHAT_BODY
+ * N records like the observability scenario's (non-streaming chat, `bench/requests.ts`'s CHAT_BODY
  * request and the stub's chat answer `test/fixtures/providers/openai/chat-completion.json`), in
  * batches of 500 as the proxy's log queue sends them, and feeds the messages one after the other to
  * admin's ingestion on a scratch database, in this process.
@@ -30,6 +30,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import postgres from 'postgres';
 import { encodeBatch, encodeRecord } from '../shared/record-batch.ts';
+import { CHAT_BODY } from './requests.ts';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string?]));
 const MODE = args.mode ?? 'binary';
@@ -40,16 +41,8 @@ const WARMUP_BATCHES = 4;
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CLOCK_TICK_US = 10_000;
 
-/** bench/run.ts's CHAT_BODY, as the gateway receives it. */
-const REQUEST_TEXT = JSON.stringify({
-  messages: [
-    { role: 'system', content: 'You are a helpful assistant.' },
-    { role: 'user', content: 'Write one sentence about load testing an HTTP proxy.' },
-  ],
-  max_tokens: 64,
-  temperature: 0,
-  model: 'openai/gpt-4o-mini',
-});
+/** The bench's chat request (./requests.ts), as the gateway receives it. */
+const REQUEST_TEXT = JSON.stringify({ ...CHAT_BODY, model: 'openai/gpt-4o-mini' });
 const RESPONSE_TEXT = readFileSync(path.join(import.meta.dirname, '../test/fixtures/providers/openai/chat-completion.json'), 'utf8');
 
 /** The head of one record as the proxy builds it for the observability scenario (bodies left out). */

@@ -58,6 +58,7 @@ import {
 } from './lib.ts';
 import { consoleScenario } from './console.ts';
 import { report, snapshotSources, sourceMaps, summarize, type CpuProfile } from './profile.ts';
+import { CHAT_BODY, MESSAGES_BODY, RESPONSES_BODY } from './requests.ts';
 
 /* ------------------------------------------------------------------------------------------------
  * Options
@@ -437,15 +438,6 @@ function slim<R extends object>(p: PhaseResult<R>): Record<string, unknown> {
  * Scenarios
  * --------------------------------------------------------------------------------------------- */
 
-const CHAT_BODY = {
-  messages: [
-    { role: 'system', content: 'You are a helpful assistant.' },
-    { role: 'user', content: 'Write one sentence about load testing an HTTP proxy.' },
-  ],
-  max_tokens: 64,
-  temperature: 0,
-};
-
 /** The auth scenario's limit: GCRA per API key, 10,000,000 per 1 s (denies nothing). */
 const AUTH_EXTRA = { global: { 'rate-limit': { store: 'in-memory', 'per-api-key': { capacity: 10_000_000, 'refill-frequency': '1s' } } } };
 
@@ -608,14 +600,6 @@ async function cacheScenario(o: Options): Promise<ScenarioResult> {
   }
 }
 
-/** The messages scenario's request: CHAT_BODY's conversation in Anthropic's Messages shape. */
-const MESSAGES_BODY = {
-  system: 'You are a helpful assistant.',
-  messages: [{ role: 'user', content: 'Write one sentence about load testing an HTTP proxy.' }],
-  max_tokens: 64,
-  temperature: 0,
-};
-
 /**
  * Sends one request to `t` and throws unless it is answered 200 with a body matching `expect`;
  * returns how many response headers the client got.
@@ -777,14 +761,6 @@ const MESSAGES_BENCH: DialectBench = {
     label: 'gateway, Messages → OpenAI chat stream (translated)',
   }),
   translatedAnswer: /^event: message_start\n[\s\S]*\nevent: message_stop\n/,
-};
-
-/** The responses scenario's request: CHAT_BODY's conversation in the Responses API's shape. */
-const RESPONSES_BODY = {
-  instructions: 'You are a helpful assistant.',
-  input: 'Write one sentence about load testing an HTTP proxy.',
-  max_output_tokens: 64,
-  temperature: 0,
 };
 
 /**
