@@ -101,6 +101,16 @@ async function storedRows(ids: string[]): Promise<number> {
 }
 
 /** Waits until every id is stored; fails naming how many are missing. */
+/**
+ * Terminates every backend connected to the stack's database except `sql`'s own (as an operator's
+ * `pg_terminate_backend` does); `sql` is connected elsewhere. Returns how many were terminated.
+ */
+async function terminateBackends(sql: postgres.Sql): Promise<number> {
+  const dbName = new URL(stack.db.url).pathname.slice(1);
+  const rows = await sql`select pg_terminate_backend(pid) as ok from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`;
+  return rows.filter((r) => r.ok).length;
+}
+
 async function waitStored(ids: string[], timeoutMs: number): Promise<void> {
   let missing = ids.length;
   try {
@@ -286,15 +296,13 @@ describe('admin down under load', () => {
 
 describe('PostgreSQL connections terminated under load', () => {
   test('admin reconnects; records are acknowledged only after commit, so none is lost', async () => {
-    const dbName = new URL(stack.db.url).pathname.slice(1);
     const killer = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
     let terminated = 0;
     let loading = true;
     const kills = (async () => {
       while (loading) {
         await new Promise((r) => setTimeout(r, 300));
-        const rows = await killer`select pg_terminate_backend(pid) as ok from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`;
-        terminated += rows.filter((r) => r.ok).length;
+        terminated += await terminateBackends(killer);
       }
     })();
     const start = Date.now();
@@ -318,7 +326,7 @@ describe('a new PostgreSQL connection whose first query fails (porsager/postgres
   test('admin stays up: the driver reconnects, and once the server is well admin answers again', async () => {
     const dbName = new URL(stack.db.url).pathname.slice(1);
     const server = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
-    const terminate = () => server`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`;
+    const terminate = () => terminateBackends(server);
     const adminGet = () => fetch(`${stack.adminUrl}/v1/request/${crypto.randomUUID()}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
     // The admin of this file's stack, or the one an earlier test restarted in its place.
     const current = (admin as Started | undefined) ?? stack.admin;

@@ -2,10 +2,11 @@
  * The in-memory response store: one process's entries in LRUs (lru-cache), expiring after
  * {@link ENTRY_TTL_MS}. A made response is kept as its JSON text (so what a caller reads is a fresh
  * copy, and its size is exact); a relayed id's entry (three strings, one per passthrough answer) is
- * kept as the frozen object it is, which spares every passthrough answer a stringify. The responses the gateway made (whole conversations) and the ids it relayed
- * (a provider's name each) are bounded apart, so heavy passthrough traffic never evicts the
- * conversations only the gateway holds. Used unless the rate-limit store is Redis; entries are lost
- * on restart and not shared between gateway processes.
+ * kept as the frozen object it is, which spares every passthrough answer a stringify. The responses
+ * the gateway made (whole conversations) and the ids it relayed (a provider's name each) are bounded
+ * apart, so heavy passthrough traffic never evicts the conversations only the gateway holds. Used
+ * unless the rate-limit store is Redis; entries are lost on restart and not shared between gateway
+ * processes.
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
