@@ -1,7 +1,7 @@
 /**
  * A record of a binary record batch (shared/record-batch.ts) made ready for ingestion: its head
  * parsed, and its raw bodies parsed where admin reads them (prompt text, token estimate, usage,
- * response model) while their JSON text is kept as the text stored in the jsonb columns, so that
+ * response model) while their JSON text is kept as the text stored in the body columns, so that
  * text is never serialized again.
  */
 import type { DecodedRecord } from '../shared/record-batch.ts';

@@ -159,11 +159,14 @@ function sessionOf(r: LogRecord): string | null {
   return id ? id.slice(0, 256) : null;
 }
 
-/** A `request_log` row: column → value, jsonb columns as their JSON text (see {@link JSONB_COLUMNS}). */
+/** A `request_log` row: column → value, JSON columns as their JSON text (see {@link JSON_COLUMNS}). */
 export type RequestLogRow = Record<string, CopyValue>;
 
-/** The jsonb columns of a {@link RequestLogRow}: their values are JSON texts, not values to serialize. */
-const JSONB_COLUMNS: ReadonlySet<string> = new Set(['properties', 'prompt_inputs', 'request_body', 'response_body', 'error', 'extra']);
+/**
+ * The JSON columns of a {@link RequestLogRow} (jsonb; the two bodies json, migration 00009): their
+ * values are JSON texts, not values to serialize.
+ */
+const JSON_COLUMNS: ReadonlySet<string> = new Set(['properties', 'prompt_inputs', 'request_body', 'response_body', 'error', 'extra']);
 
 /**
  * An epoch-ms time as the ISO text stored in a timestamptz column.
@@ -173,7 +176,7 @@ const isoTime = (ms: number): string => new Date(ms).toISOString();
 
 /**
  * Turns one record into a `request_log` row (column → value; every row has the same columns in the
- * same order). Times are ISO texts and jsonb values their JSON text, made once (admin/jsonb-text.ts).
+ * same order). Times are ISO texts and JSON values their JSON text, made once (admin/jsonb-text.ts).
  * @param texts the bodies' texts as they arrived raw (admin/decoded-record.ts); a body without one
  *   is serialized from the record.
  * @throws {RangeError} for a time that is no valid date.
@@ -376,16 +379,16 @@ async function storeRows(sql: Sql, batch: Prepared): Promise<IngestResult> {
 }
 
 /**
- * The type oid `unknown`: a jsonb column's JSON text bound with it is read by PostgreSQL as jsonb.
- * Left unspecified (0), postgres.js would take the server's described type, jsonb, and serialize
- * the text with JSON.stringify, storing a jsonb string.
+ * The type oid `unknown`: a JSON column's text bound with it is read by PostgreSQL as the column's type.
+ * Left unspecified (0), postgres.js would take the server's described type, jsonb or json, and serialize
+ * the text with JSON.stringify, storing a JSON string.
  */
 const UNKNOWN_OID = 705;
 
-/** A row for postgres.js's insert helper: jsonb texts bound as {@link UNKNOWN_OID}. */
+/** A row for postgres.js's insert helper: JSON texts bound as {@link UNKNOWN_OID}. */
 function insertable(sql: Sql, row: RequestLogRow): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [column, value] of Object.entries(row)) out[column] = JSONB_COLUMNS.has(column) && typeof value === 'string' ? sql.typed(value as never, UNKNOWN_OID) : value;
+  for (const [column, value] of Object.entries(row)) out[column] = JSON_COLUMNS.has(column) && typeof value === 'string' ? sql.typed(value as never, UNKNOWN_OID) : value;
   return out;
 }
 

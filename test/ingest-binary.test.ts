@@ -122,12 +122,27 @@ describe('binary record batches', () => {
     const inserted = await storedRow(db, records[2]!.requestId);
     for (const column of ['request_body', 'response_body', 'properties', 'extra', 'prompt_tokens', 'cost_usd']) assert.deepEqual(inserted[column], copied[column], column);
     assert.equal(typeof inserted.response_body, 'object');
-    // A number jsonb's numeric cannot hold (JSON.parse reads it as Infinity): only that row is refused.
+    // A token count past the integer column's range (2^31 - 1): only that row is refused.
     const fresh = [logRecord(org), logRecord(org)];
-    const batch = decodeBatch(encodeBatch(randomUUID(), [binaryRecord(fresh[0]!, '{"messages":[]}', '{"n":1e200000}'), binaryRecord(fresh[1]!, '{"messages":[]}', CHAT_RESPONSE)]));
+    const huge = '{"usage":{"prompt_tokens":3000000000,"completion_tokens":1,"total_tokens":3000000001}}';
+    const batch = decodeBatch(encodeBatch(randomUUID(), [binaryRecord(fresh[0]!, '{"messages":[]}', huge), binaryRecord(fresh[1]!, '{"messages":[]}', CHAT_RESPONSE)]));
     const mixed = await ingestDecodedRecords(db.sql, org, batch.records);
     assert.deepEqual([mixed.stored, mixed.rejected], [1, 1]);
     assert.match(mixed.errors.join(), /SQLSTATE 22003/);
+  });
+
+  test('raw bodies are stored as the text that arrived: member order, spacing and number spellings kept', async () => {
+    const rec = logRecord(org);
+    const request = '{"model":"gpt-4o-mini", "messages":[{"role":"user","content":"hi"}],"temperature":1.0}';
+    const response = '{"z":1,"a":2,"n":1e200000,"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}';
+    const batch = decodeBatch(encodeBatch(randomUUID(), [binaryRecord(rec, request, response)]));
+    const result = await ingestDecodedRecords(db.sql, org, batch.records);
+    assert.deepEqual([result.stored, result.rejected], [1, 0]);
+    const [row] = await db.sql<Array<{ req: string; res: string; tokens: number }>>`
+      select request_body::text as req, response_body::text as res, total_tokens as tokens from request_log where id = ${rec.requestId}`;
+    assert.equal(row!.req, request);
+    assert.equal(row!.res, response);
+    assert.equal(row!.tokens, 4);
   });
 
   test('a head that is not JSON or not a record is rejected, the others stored', async () => {
