@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PROXY_NODE_FLAGS } from '../proxy/node-flags.ts';
 import { BUNDLES } from '../scripts/build.ts';
 import { startProcess, stopProcess, waitFor, writeConfig, type Started } from '../test/support/stack.ts';
 
@@ -43,11 +44,12 @@ export function startForwarder(kind: 'node' | 'http-proxy3', target: string): Pr
 }
 
 /**
- * Like {@link startProcess}, but runs `entry` with `--cpu-prof` (not allowed in NODE_OPTIONS), so a
- * V8 CPU profile is written to `profileDir` when the process exits.
+ * Like {@link startProcess}, but runs `entry` (the proxy's bundle) with its flags
+ * (proxy/node-flags.ts) and `--cpu-prof` (not allowed in NODE_OPTIONS), so a V8 CPU profile is
+ * written to `profileDir` when the process exits.
  */
 export function startProfiled(entry: string, env: NodeJS.ProcessEnv, readyType: string, args: string[], profileDir: string, timeoutMs = 30_000): Promise<Started> {
-  return startProcess(entry, env, readyType, args, timeoutMs, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  return startProcess(entry, env, readyType, args, timeoutMs, [...PROXY_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
 }
 
 /** Stops every given process (in parallel, ignoring the ones never started). */

@@ -24,6 +24,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { PROXY_NODE_FLAGS } from '../proxy/node-flags.ts';
 import { BUNDLES, build } from '../scripts/build.ts';
 import { generateApiKey } from '../shared/apikey.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
@@ -151,9 +152,9 @@ async function startStack(o: StackOptions): Promise<Stack> {
     const proxyArgs = ['--config', configFile];
     const proxy = o.profile
       ? await startProfiled(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', proxyArgs, profileDir)
-      : await startProcess(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', proxyArgs);
+      : await startProcess(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', proxyArgs, 30_000, [...PROXY_NODE_FLAGS]);
     started.push(proxy);
-    const authProxy = o.authProxy ? await startProcess(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', ['--config', config('auth')]) : null;
+    const authProxy = o.authProxy ? await startProcess(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', ['--config', config('auth')], 30_000, [...PROXY_NODE_FLAGS]) : null;
     started.push(authProxy);
     const gatewayUrl = `http://127.0.0.1:${proxy.port}`;
     for (const p of [proxy, authProxy]) {

@@ -26,6 +26,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { configPathFrom, loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
+import { PROXY_NODE_FLAGS } from '../proxy/node-flags.ts';
 import { BUNDLES, build } from './build.ts';
 import { SupervisedChild, type SupervisorHooks } from './supervisor.ts';
 
@@ -80,6 +81,7 @@ const proxy = new SupervisedChild(
     name: 'proxy',
     entry: path.join(root, BUNDLES.proxy.outfile),
     args,
+    nodeFlags: PROXY_NODE_FLAGS,
     readyType: 'proxy.ready',
     env: () => ({ ...process.env, ...controlPlaneKeyEnv() }),
     stopTimeoutMs: shutdownTimeoutMs * 2 + 5_000 + STOP_MARGIN_MS,

@@ -25,6 +25,8 @@ export interface ChildSpec {
   entry: string;
   /** Command-line arguments (e.g. `--config FILE`). */
   args: string[];
+  /** Node.js flags before the entry (the proxy's: proxy/node-flags.ts); default none. */
+  nodeFlags?: readonly string[];
   /** The `type` of the IPC message the child sends once it serves. */
   readyType: string;
   /** The child's environment, read at every (re)start (the proxy's control-plane key may have changed). */
@@ -107,7 +109,7 @@ export class SupervisedChild {
   }
 
   private spawn(): void {
-    const execArgv = this.spec.entry.endsWith('.mjs') ? [] : ['--import', 'tsx'];
+    const execArgv = [...(this.spec.entry.endsWith('.mjs') ? [] : ['--import', 'tsx']), ...(this.spec.nodeFlags ?? [])];
     const child = fork(this.spec.entry, this.spec.args, {
       env: { ...this.spec.env(), [SUPERVISED_ENV]: '1' },
       execArgv,
