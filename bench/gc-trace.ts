@@ -18,9 +18,8 @@
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { PROXY_NODE_FLAGS } from '../proxy/node-flags.ts';
-import { BUNDLES, build } from '../scripts/build.ts';
-import { load, sleep, startProcess, startStub, stopAll, writeConfig, type Target } from './lib.ts';
+import { build } from '../scripts/build.ts';
+import { load, sleep, startProxy, startStub, stopAll, writeConfig, type Target } from './lib.ts';
 import { CHAT_BODY, RESPONSES_BODY } from './requests.ts';
 
 /** The sums of V8's `--trace-gc-nvp` lines over a run. */
@@ -84,7 +83,7 @@ async function main(): Promise<void> {
   const stub = await startStub('test');
   const config = writeConfig({ svc: { features: 'none' }, providers: { openai: { 'base-url': `http://127.0.0.1:${stub.port}/v1` } } });
   const env = { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', OPENAI_API_KEY: 'sk-bench-provider-key' };
-  const proxy = await startProcess(BUNDLES.proxy.outfile, env, 'proxy.ready', ['--config', config], 30_000, [...PROXY_NODE_FLAGS, '--trace-gc-nvp']).catch(async (err: unknown) => {
+  const proxy = await startProxy(env, ['--config', config], ['--trace-gc-nvp']).catch(async (err: unknown) => {
     await stopAll(stub);
     throw err;
   });

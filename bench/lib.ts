@@ -44,12 +44,19 @@ export function startForwarder(kind: 'node' | 'http-proxy3', target: string): Pr
 }
 
 /**
- * Like {@link startProcess}, but runs `entry` (the proxy's bundle) with its flags
- * (proxy/node-flags.ts) and `--cpu-prof` (not allowed in NODE_OPTIONS), so a V8 CPU profile is
+ * Starts the gateway from its bundle (`dist/proxy.mjs`; scripts/build.ts must have run) with the
+ * flags it always runs with (proxy/node-flags.ts), then `nodeArgs` (e.g. `--trace-gc-nvp`).
+ */
+export function startProxy(env: NodeJS.ProcessEnv, args: string[], nodeArgs: string[] = []): Promise<Started> {
+  return startProcess(BUNDLES.proxy.outfile, env, 'proxy.ready', args, 30_000, [...PROXY_NODE_FLAGS, ...nodeArgs]);
+}
+
+/**
+ * Like {@link startProxy}, with `--cpu-prof` (not allowed in NODE_OPTIONS), so a V8 CPU profile is
  * written to `profileDir` when the process exits.
  */
-export function startProfiled(entry: string, env: NodeJS.ProcessEnv, readyType: string, args: string[], profileDir: string, timeoutMs = 30_000): Promise<Started> {
-  return startProcess(entry, env, readyType, args, timeoutMs, [...PROXY_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+export function startProfiled(env: NodeJS.ProcessEnv, args: string[], profileDir: string): Promise<Started> {
+  return startProxy(env, args, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
 }
 
 /** Stops every given process (in parallel, ignoring the ones never started). */

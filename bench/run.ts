@@ -24,8 +24,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { PROXY_NODE_FLAGS } from '../proxy/node-flags.ts';
-import { BUNDLES, build } from '../scripts/build.ts';
+import { build } from '../scripts/build.ts';
 import { generateApiKey } from '../shared/apikey.ts';
 import { createTestDatabase, type TestDatabase } from '../test/support/db.ts';
 import {
@@ -42,6 +41,7 @@ import {
   startForwarder,
   startProcess,
   startProfiled,
+  startProxy,
   startStub,
   stopAll,
   table,
@@ -151,10 +151,10 @@ async function startStack(o: StackOptions): Promise<Stack> {
     };
     const proxyArgs = ['--config', configFile];
     const proxy = o.profile
-      ? await startProfiled(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', proxyArgs, profileDir)
-      : await startProcess(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', proxyArgs, 30_000, [...PROXY_NODE_FLAGS]);
+      ? await startProfiled(proxyEnv, proxyArgs, profileDir)
+      : await startProxy(proxyEnv, proxyArgs);
     started.push(proxy);
-    const authProxy = o.authProxy ? await startProcess(BUNDLES.proxy.outfile, proxyEnv, 'proxy.ready', ['--config', config('auth')], 30_000, [...PROXY_NODE_FLAGS]) : null;
+    const authProxy = o.authProxy ? await startProxy(proxyEnv, ['--config', config('auth')]) : null;
     started.push(authProxy);
     const gatewayUrl = `http://127.0.0.1:${proxy.port}`;
     for (const p of [proxy, authProxy]) {
