@@ -129,6 +129,8 @@ const ProviderConfigSchema = object({
   deployments: optional(record(string(), string())),
   region: optional(string()),
   models: optional(array(string())),
+  /** Bedrock: the Anthropic betas sent on (proxy/translators/wire/bedrock-betas.ts); replaces the documented list. */
+  'anthropic-betas': optional(array(string())),
 });
 
 const PricePerMTok = min(number(), 0);
@@ -274,6 +276,11 @@ export interface ProviderConfig {
   deployments: Record<string, string>;
   region: string | null;
   models: string[];
+  /**
+   * Bedrock only: the Anthropic betas the gateway sends on to Bedrock (`anthropic-betas`, replacing the list
+   * Bedrock documents; a beta outside it is removed and recorded); null: the documented list.
+   */
+  anthropicBetas: readonly string[] | null;
 }
 
 /** Which features run: `none` (no auth, no log), `auth` (API keys), `observability` (auth and request log). */
@@ -416,7 +423,9 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
       deployments: p?.deployments ?? {},
       region: p?.region ?? null,
       models: p?.models ?? [],
+      anthropicBetas: p?.['anthropic-betas'] ? Object.freeze([...p['anthropic-betas']]) : null,
     };
+    if (p?.['anthropic-betas'] && name !== 'bedrock') throw new ConfigError(`${source}: providers.${name}.anthropic-betas: only bedrock takes a list of betas (Anthropic takes every beta its client sends)`);
   }
 
   // No prototype: a router named "__proto__" is stored as one, not made the object's prototype.

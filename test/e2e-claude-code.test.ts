@@ -6,7 +6,8 @@
  * real processes: admin, the proxy, and test/support/claude-code-stub.ts playing both Anthropic and
  * an OpenAI-compatible provider. Each test asserts that the CLI printed what the stub answered, and
  * what reached the stub: passthrough to Anthropic, translation to the OpenAI-compatible provider
- * (`--model openai/gpt-4o-mini`), a turn in which the model calls the Bash tool that Claude Code runs
+ * (`--model openai/gpt-4o-mini`), Bedrock's InvokeModel (only the betas Bedrock takes: Bedrock, and the
+ * stack's stub playing it, refuse any other), a turn in which the model calls the Bash tool that Claude Code runs
  * and answers (both ways), a router, the service key in each of its headers, bring-your-own-key with
  * `Svc-Auth`, and a wrong key. The CLI is installed on first use (test/support/agent-cli.ts).
  */
@@ -27,6 +28,8 @@ const CAPTURED_HEADERS = (JSON.parse(readFileSync(new URL('./fixtures/clients/cl
 /** What the stub's recorded answers print (test/fixtures/providers/anthropic/message-stream.sse, openai/chat-completion-stream.sse). */
 const ANTHROPIC_TEXT = 'Hello there!';
 const OPENAI_TEXT = 'The capital of the UK is London.';
+/** What the stack's stub answers on Bedrock's InvokeModel stream (its anthropic/message-stream.sse, framed as Bedrock frames it). */
+const BEDROCK_TEXT = '2';
 /** The stub's tool-use script (test/support/claude-code-stub.ts). */
 const BASH_MARKER = 'Run this command with Bash: ';
 const FINAL_PREFIX = 'The command printed: ';
@@ -42,15 +45,17 @@ before(async () => {
   ccStub = await startProcess('test/support/claude-code-stub.ts', { STUB_PORT: '0' }, 'stub.ready');
   const stubUrl = `http://127.0.0.1:${ccStub.port}`;
   stack = await startStack({
-    config: () => ({
+    // Bedrock is the stack's own stub (test/support/stub-upstream.ts), which refuses betas Bedrock does not know.
+    config: (upstreamStub) => ({
       svc: { features: 'observability' },
-      providers: { anthropic: { 'base-url': `${stubUrl}/v1` }, openai: { 'base-url': `${stubUrl}/v1` } },
+      providers: { anthropic: { 'base-url': `${stubUrl}/v1` }, openai: { 'base-url': `${stubUrl}/v1` }, bedrock: { 'base-url': upstreamStub, region: 'us-east-1' } },
       routers: {
         // Claude Code's default model, mapped to an OpenAI model: the whole session goes to OpenAI.
         coding: { 'load-balance': { chat: { strategy: 'model-mappings', providers: ['openai'], 'model-mappings': { 'claude-opus-5-5': ['openai/gpt-4o-mini'] } } } },
       },
       'log-queue': { 'flush-interval': '20ms' },
     }),
+    proxyEnv: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' },
   });
 });
 after(async () => {
@@ -221,6 +226,25 @@ describe('Claude Code through the gateway', () => {
       );
     });
   }
+
+  test("Bedrock: --model bedrock/…anthropic… goes through InvokeModel with only the betas Bedrock takes, and prints Bedrock's answer", async () => {
+    const bedrockRequests = async (): Promise<Json[]> => ((await (await fetch(`${stack.stubUrl}/__requests`)).json()) as Json[]).filter((r) => r.url.startsWith('/model/'));
+    await (await fetch(`${stack.stubUrl}/__requests`, { method: 'DELETE' })).arrayBuffer();
+    const run = await claude('say hi', { args: ['--model', 'bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0'] });
+    assertPrinted(run, BEDROCK_TEXT);
+    const [req, ...more] = await bedrockRequests();
+    assert.equal(more.length, 0, 'one request, not refused and retried');
+    assert.match(req!.url, /^\/model\/us\.anthropic\.claude-sonnet-4-5-20250929-v1(%3A|:)0\/invoke-with-response-stream$/);
+    assert.equal(req!.body.anthropic_version, 'bedrock-2023-05-31');
+    const sentBetas = req!.body.anthropic_beta as string[];
+    assert.ok(sentBetas.includes('interleaved-thinking-2025-05-14'), `anthropic_beta: ${JSON.stringify(sentBetas)}`);
+    assert.ok(!sentBetas.includes('claude-code-20250219'), 'a beta Bedrock refuses is not sent');
+    const [rec] = (await sessionRecords(run.session, 1)) as [Json];
+    assert.equal(rec.provider, 'BEDROCK');
+    assert.equal(rec.response_status, 200);
+    const removed = JSON.parse(rec.request_properties['svc-removed-members'] ?? '[]') as string[];
+    assert.ok(removed.includes('anthropic-beta: claude-code-20250219'), `svc-removed-members: ${JSON.stringify(removed)}`);
+  });
 
   test('a router (ANTHROPIC_BASE_URL=…/router/coding) maps Claude Code\'s default model to an OpenAI model', async () => {
     await clearUpstream();

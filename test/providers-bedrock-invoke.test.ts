@@ -81,17 +81,48 @@ const call = (body: Record<string, unknown>, clientHeaders: string[] | null = nu
 });
 
 describe('anthropic-messages → bedrock-invoke: the request', () => {
-  it("Claude Code's body goes as it is, with anthropic_version, without model and stream, betas from the headers", () => {
+  it("Claude Code's body goes as it is, with anthropic_version, without model and stream, and only the betas Bedrock takes", () => {
     const client = JSON.parse(fixture('clients/claude-code-2.1.328.request.json').toString('utf8')) as Record<string, unknown>;
     const headers = JSON.parse(fixture('clients/claude-code-2.1.328.request-headers.json').toString('utf8')).headers as Record<string, string>;
-    const sent = JSON.parse(invoke.translateRequest(call(client, ['anthropic-beta', headers['anthropic-beta']!, 'Anthropic-Beta', 'extra-beta, claude-code-20250219'])).toString('utf8'));
+    const removed: string[] = [];
+    const c = { ...call(client, ['anthropic-beta', headers['anthropic-beta']!, 'Anthropic-Beta', 'extra-beta, claude-code-20250219']), removed };
+    const sent = JSON.parse(invoke.translateRequest(c).toString('utf8'));
     assert.equal(Object.keys(sent)[0], 'anthropic_version');
     assert.equal(sent.anthropic_version, 'bedrock-2023-05-31');
     assert.equal(sent.model, undefined);
     assert.equal(sent.stream, undefined);
-    assert.deepEqual(sent.anthropic_beta, [...headers['anthropic-beta']!.split(','), 'extra-beta']);
+    // Claude Code 2.1.328's eight betas: three Bedrock documents, one it knows by another name, four it would refuse.
+    assert.deepEqual(sent.anthropic_beta, ['interleaved-thinking-2025-05-14', 'context-management-2025-06-27', 'tool-search-tool-2025-10-19', 'effort-2025-11-24']);
+    assert.deepEqual(removed, [
+      'anthropic-beta: claude-code-20250219',
+      'anthropic-beta: per-turn-control-2026-07-01',
+      'anthropic-beta: mid-conversation-tool-changes-2026-07-01',
+      'anthropic-beta: thinking-token-count-2026-05-13',
+      'anthropic-beta: extra-beta',
+    ]);
     const { model: _m, stream: _s, ...rest } = client;
     for (const [k, v] of Object.entries(rest)) assert.deepEqual(sent[k], v, k);
+  });
+
+  it("the body's own anthropic_beta joins the headers' betas, filtered the same way; entries not sent are recorded by position", () => {
+    const removed: string[] = [];
+    const body = { model: 'm', max_tokens: 5, messages: [], anthropic_beta: ['context-1m-2025-08-07', 7, 'oauth-2025-04-20', 'interleaved-thinking-2025-05-14'] };
+    const sent = JSON.parse(invoke.translateRequest({ ...call(body, ['anthropic-beta', 'interleaved-thinking-2025-05-14']), removed }).toString('utf8'));
+    assert.deepEqual(sent.anthropic_beta, ['interleaved-thinking-2025-05-14', 'context-1m-2025-08-07']);
+    assert.deepEqual(removed, ['anthropic_beta[1]', 'anthropic_beta[2]']);
+    const notArray: string[] = [];
+    const sent2 = JSON.parse(invoke.translateRequest({ ...call({ model: 'm', max_tokens: 5, messages: [], anthropic_beta: 'context-1m-2025-08-07' }), removed: notArray }).toString('utf8'));
+    assert.equal(sent2.anthropic_beta, undefined, 'a string is not the array Bedrock reads');
+    assert.deepEqual(notArray, ['anthropic_beta']);
+  });
+
+  it('providers.bedrock.anthropic-betas replaces the documented list', () => {
+    const config = buildConfig({ providers: { bedrock: { region: 'us-east-1', 'anthropic-betas': ['claude-code-20250219'] } } }, {}).providers.bedrock;
+    const removed: string[] = [];
+    const c = { ...call({ model: 'm', max_tokens: 5, messages: [] }, ['anthropic-beta', 'claude-code-20250219,context-1m-2025-08-07']), config, removed };
+    assert.deepEqual(JSON.parse(invoke.translateRequest(c).toString('utf8')).anthropic_beta, ['claude-code-20250219']);
+    assert.deepEqual(removed, ['anthropic-beta: context-1m-2025-08-07']);
+    assert.throws(() => buildConfig({ providers: { anthropic: { 'anthropic-betas': ['x'] } } }, {}), /providers\.anthropic\.anthropic-betas: only bedrock/);
   });
 
   it('no betas: no anthropic_beta; the betas of the headers parse per value', () => {

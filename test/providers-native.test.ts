@@ -42,7 +42,7 @@ const fixture = (path: string): Buffer => readFileSync(new URL(path, FIXTURES));
 const fixtureJson = <T = any>(path: string): T => JSON.parse(fixture(path).toString('utf8')) as T;
 
 function providerConfig(name: ProviderName, overrides: Partial<ProviderConfig> = {}): ProviderConfig {
-  return { name, baseUrl: '', apiKey: null, apiVersion: null, deployments: {}, region: null, models: [], ...overrides };
+  return { name, baseUrl: '', apiKey: null, apiVersion: null, deployments: {}, region: null, models: [], anthropicBetas: null, ...overrides };
 }
 
 function makeCall(name: ProviderName, body: Partial<ChatCompletionRequest> & Record<string, unknown>, config: Partial<ProviderConfig> = {}): ProviderCall {

@@ -142,7 +142,7 @@ describe('provider bindings', () => {
   });
 
   it('the bindings: endpoint kinds served, passthrough, and mapping only where it applies', () => {
-    const config = { name: 'openai', baseUrl: '', apiKey: null, apiVersion: null, deployments: {}, region: null, models: [] } as ProviderConfig;
+    const config = { name: 'openai', baseUrl: '', apiKey: null, apiVersion: null, deployments: {}, region: null, models: [], anthropicBetas: null } as ProviderConfig;
     const call: ProviderCall = { config, body: { model: 'm', messages: [] }, stream: true, requestId: 'r' };
     for (const name of Object.keys(TRANSPORTS) as ProviderName[]) {
       assert.equal(hasProvider(name), true, name);
@@ -194,7 +194,7 @@ describe('provider bindings', () => {
 
   it('a bound transport builds through its translator and renders its errors for the dialect', async () => {
     const binding = bindEndpoints(fakeTransport({ chat: 'anthropic-messages' }, (status) => ({ message: `s${status}`, type: 'server_error', param: null, code: null }))).chat!;
-    const config = { name: 'openai', baseUrl: '', apiKey: null, apiVersion: null, deployments: {}, region: null, models: [] } as ProviderConfig;
+    const config = { name: 'openai', baseUrl: '', apiKey: null, apiVersion: null, deployments: {}, region: null, models: [], anthropicBetas: null } as ProviderConfig;
     const req = await binding.buildRequest({ config, body: { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, stream: false, requestId: 'r' });
     assert.equal(JSON.parse(req.body.toString('utf8')).max_tokens, 4096, 'the Anthropic translator wrote the body');
     assert.deepEqual(binding.mapError(503, Buffer.from('')), { error: { message: 's503', type: 'server_error', param: null, code: null } });

@@ -3,8 +3,10 @@
  * through InvokeModel / InvokeModelWithResponseStream. Bedrock takes Anthropic's own Messages body there, so this is
  * a framing change only:
  * - request: the client's body with `anthropic_version: "bedrock-2023-05-31"`, without `model` (it is in the URL)
- *   and `stream` (the action says it), and with the client's `anthropic-beta` header values as the body's
- *   `anthropic_beta` array (Bedrock reads betas there, not from headers);
+ *   and `stream` (the action says it), and with the client's `anthropic-beta` header values and its own
+ *   `anthropic_beta` as the body's `anthropic_beta` array (Bedrock reads betas there, not from headers), only
+ *   those Bedrock takes (./wire/bedrock-betas.ts: any other would make Bedrock refuse the request), the others
+ *   recorded as removed;
  * - response: Anthropic's `message` as Bedrock returns it, unchanged;
  * - stream: AWS event-stream frames whose `chunk` events carry `{"bytes": "<base64>"}`, each the JSON of one
  *   Anthropic stream event, re-emitted as Anthropic's SSE (`event: <type>\ndata: <that JSON as sent>\n\n`); an
@@ -20,16 +22,19 @@ import type { MappedResponse, MappingTranslator, TranslatorCall } from './types.
 import { anthropicErrorBody, anthropicErrorType } from './wire/anthropic-messages.ts';
 import { EventStreamReader, headerString, loadEventStream, type EventStreamHeaders, type EventStreamSink } from './wire/aws-eventstream.ts';
 import { bedrockErrorType, exceptionName } from './wire/bedrock.ts';
+import { BEDROCK_ANTHROPIC_BETAS, bedrockBetas } from './wire/bedrock-betas.ts';
 
 /** The `anthropic_version` Bedrock requires in an Anthropic model's InvokeModel body. */
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
 /**
- * A call whose transport handed over the client's request headers (`ProviderCall.clientHeaders`,
- * `req.rawHeaders` pairs); the translator reads only `anthropic-beta` from them.
+ * A call as the Bedrock transport hands it over (`ProviderCall`): the client's request headers
+ * (`req.rawHeaders` pairs), of which the translator reads only `anthropic-beta`, and the betas the
+ * provider's config lets through (`providers.bedrock.anthropic-betas`; null or absent: Bedrock's documented list).
  */
-interface CallWithClientHeaders extends TranslatorCall {
+interface BedrockInvokeCall extends TranslatorCall {
   clientHeaders?: readonly string[] | null;
+  config?: { anthropicBetas?: readonly string[] | null };
 }
 
 /**
@@ -53,11 +58,11 @@ function ignore(): void {}
 
 /** The InvokeModel body (see the module comment); a streaming request also starts loading the event-stream codec. */
 function translateRequest(call: TranslatorCall): Buffer {
-  const { model: _model, stream: _stream, ...rest } = call.body as Record<string, unknown>;
+  const { model: _model, stream: _stream, anthropic_beta: fromBody, ...rest } = call.body as Record<string, unknown>;
   const body: Record<string, unknown> = { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...rest };
   body.anthropic_version = BEDROCK_ANTHROPIC_VERSION;
-  const betas = anthropicBetas((call as CallWithClientHeaders).clientHeaders);
-  if (Array.isArray(rest.anthropic_beta)) for (const b of rest.anthropic_beta) if (typeof b === 'string' && !betas.includes(b)) betas.push(b);
+  const c = call as BedrockInvokeCall;
+  const betas = bedrockBetas(anthropicBetas(c.clientHeaders), fromBody, c.config?.anthropicBetas ?? BEDROCK_ANTHROPIC_BETAS, call.removed);
   if (betas.length > 0) body.anthropic_beta = betas;
   if (call.stream) loadEventStream().catch(ignore);
   return Buffer.from(JSON.stringify(body));

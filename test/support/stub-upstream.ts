@@ -41,6 +41,9 @@
  * `/invoke` (an `anthropic.claude` model) `anthropic/message.json`, and `/invoke-with-response-stream`
  * the recorded Anthropic stream framed as Bedrock frames it (each event's JSON base64 in a `chunk`
  * event-stream frame; framed here with @smithy's codec, since no recording of that stream exists).
+ * Both refuse a body whose `anthropic_beta` names a beta outside {@link BEDROCK_KNOWN_BETAS} as Bedrock does:
+ * 400, `x-amzn-ErrorType: ValidationException`, `{"message": "invalid beta flag"}` (the message Bedrock's
+ * users report, e.g. anthropics/claude-code#49370; no recording exists).
  * A path starting `/mode/<behaviour>/` forces that behaviour whatever the model (a failing provider).
  * `GET /__requests` returns the requests received so far (method, url, headers, rawHeaders, the
  * body parsed, and `raw`: the body's text exactly as received) and
@@ -226,6 +229,21 @@ const quiet = process.env.STUB_QUIET === '1';
 const received: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; rawHeaders: string[]; body: unknown; raw: string }> = [];
 const closed: Record<string, { closedAt: number; finished: boolean }> = {};
 
+/**
+ * The betas Bedrock's InvokeModel documents for Anthropic's models (AWS, "Anthropic Claude Messages API",
+ * `anthropic_beta`), kept here apart from the gateway's own list: the stub plays Bedrock.
+ */
+const BEDROCK_KNOWN_BETAS = new Set([
+  'computer-use-2024-10-22', 'computer-use-2025-01-24', 'token-efficient-tools-2025-02-19', 'interleaved-thinking-2025-05-14',
+  'output-128k-2025-02-19', 'dev-full-thinking-2025-05-14', 'context-1m-2025-08-07', 'context-management-2025-06-27',
+  'effort-2025-11-24', 'tool-search-tool-2025-10-19', 'tool-examples-2025-10-29',
+]);
+
+/** True when an InvokeModel body's `anthropic_beta` names one Bedrock does not know. */
+function hasUnknownBeta(betas: unknown): boolean {
+  return Array.isArray(betas) && betas.some((b) => !BEDROCK_KNOWN_BETAS.has(b));
+}
+
 function json(res: http.ServerResponse, status: number, body: Buffer, extra: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length, ...extra });
   res.end(body);
@@ -279,6 +297,9 @@ const server = http.createServer((req, res) => {
       return sse(res, [tools ? F.bedrockStreamTool : F.bedrockStream], 0, 'application/vnd.amazon.eventstream');
     }
     if (/^\/model\/[^/]+\/converse$/.test(url)) return json(res, 200, body.toolConfig !== undefined ? F.bedrockTool : F.bedrock);
+    if (/^\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(url) && hasUnknownBeta(body.anthropic_beta)) {
+      return json(res, 400, Buffer.from('{"message":"invalid beta flag"}'), { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
+    }
     if (/^\/model\/[^/]+\/invoke-with-response-stream$/.test(url)) {
       void bedrockInvokeStream(F.anthropicStream).then((b) => sse(res, [b], 0, 'application/vnd.amazon.eventstream'));
       return;
