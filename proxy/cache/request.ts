@@ -37,7 +37,7 @@ export function cacheEnabled(value: string | string[]): boolean {
   const v = (Array.isArray(value) ? value[0]! : value).trim().toLowerCase();
   if (v === 'true') return true;
   if (v === 'false') return false;
-  throw badRequest(`Svc-Cache-Enabled: expected "true" or "false", got ${JSON.stringify(v.slice(0, 64))}`, null, 'invalid_header');
+  throw badRequest(`Svc-Cache-Enabled: expected "true" or "false", got ${JSON.stringify(v.slice(0, 64))}`, 'Svc-Cache-Enabled', 'invalid_header');
 }
 
 /**
@@ -52,7 +52,7 @@ export function cacheOptions(req: IncomingMessage, defaultTtlMs: number): CacheO
     if (m) {
       const s = m[2]!.trim();
       if (!/^\d{1,12}$/.test(s) || Number(s) < 1 || Number(s) * 1000 > CACHE_MAX_TTL_MS) {
-        throw badRequest(`Cache-Control: max-age must be whole seconds from 1 to 31536000 (365 days), got ${JSON.stringify(s.slice(0, 64))}`, null, 'invalid_header');
+        throw badRequest(`Cache-Control: max-age must be whole seconds from 1 to 31536000 (365 days), got ${JSON.stringify(s.slice(0, 64))}`, 'Cache-Control', 'invalid_header');
       }
       ttlMs = Number(s) * 1000;
     }
@@ -62,18 +62,18 @@ export function cacheOptions(req: IncomingMessage, defaultTtlMs: number): CacheO
   if (b !== undefined) {
     const t = b.trim();
     if (!/^\d{1,3}$/.test(t) || Number(t) < 1 || Number(t) > MAX_BUCKET_SIZE) {
-      throw badRequest(`Svc-Cache-Bucket-Max-Size: expected a whole number from 1 to ${MAX_BUCKET_SIZE}, got ${JSON.stringify(t.slice(0, 64))}`, null, 'invalid_header');
+      throw badRequest(`Svc-Cache-Bucket-Max-Size: expected a whole number from 1 to ${MAX_BUCKET_SIZE}, got ${JSON.stringify(t.slice(0, 64))}`, 'Svc-Cache-Bucket-Max-Size', 'invalid_header');
     }
     bucketMax = Number(t);
   }
   const seed = header(req, 'svc-cache-seed') ?? '';
-  if (seed.length > MAX_SEED_LENGTH) throw badRequest(`Svc-Cache-Seed: at most ${MAX_SEED_LENGTH} characters`, null, 'invalid_header');
+  if (seed.length > MAX_SEED_LENGTH) throw badRequest(`Svc-Cache-Seed: at most ${MAX_SEED_LENGTH} characters`, 'Svc-Cache-Seed', 'invalid_header');
   let ignore: string[] | null = null;
   const ik = header(req, 'svc-cache-ignore-keys');
   if (ik !== undefined) {
     ignore = ik.split(',').map((k) => k.trim());
     if (ignore.length > MAX_IGNORED || ignore.some((k) => k === '' || k.length > 256)) {
-      throw badRequest(`Svc-Cache-Ignore-Keys: expected up to ${MAX_IGNORED} comma-separated body member names, none empty`, null, 'invalid_header');
+      throw badRequest(`Svc-Cache-Ignore-Keys: expected up to ${MAX_IGNORED} comma-separated body member names, none empty`, 'Svc-Cache-Ignore-Keys', 'invalid_header');
     }
   }
   return { ttlMs, bucketMax, seed, ignore };
