@@ -1,6 +1,9 @@
 /**
  * Property-based fuzzing (fast-check) through the running processes: random chat bodies (valid,
- * near-valid and garbage) against the gateway, and random filter trees against admin's
+ * near-valid and garbage) against the gateway; the requests Claude Code and Codex really send
+ * (test/fixtures/clients/), with members replaced or removed at random, on the Messages and Responses
+ * endpoints, passed through and translated to every kind of provider (Bedrock included); and random
+ * filter trees against admin's
  * `POST /v1/request/query`. Neither may answer a 5xx, both stay up, and every record the gateway
  * queued is stored (none rejected, no batch stuck). Stub upstream, admin (real PostgreSQL) and
  * proxy run as separate processes, as in e2e-main.test.ts. One in-process property: the response
@@ -10,12 +13,13 @@
  * FUZZ_RUNS to run more cases.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { NUMBER_OPERATORS, PROMPT_VERSION_FIELDS, REQUEST_FIELDS, TEXT_OPERATORS, TIMESTAMP_OPERATORS } from '../admin/filter.ts';
 import { ResponseRecorder } from '../proxy/observers/response-recorder.ts';
 import { PROVIDER_NAMES } from '../shared/providers.ts';
-import { startStack, waitFor, type Stack } from './support/stack.ts';
+import { defaultConfig, startStack, waitFor, type Stack } from './support/stack.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined;
@@ -23,7 +27,14 @@ const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED)
 let stack: Stack;
 
 before(async () => {
-  stack = await startStack();
+  // The default stack, and Bedrock at the same stub.
+  stack = await startStack({
+    config: (stub) => {
+      const config = defaultConfig(stub);
+      return { ...config, providers: { ...(config.providers as object), bedrock: { 'base-url': stub, region: 'us-east-1' } } };
+    },
+    proxyEnv: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' },
+  });
 });
 after(async () => {
   await stack?.stop();
@@ -159,6 +170,88 @@ describe('fuzz: chat bodies through the gateway', () => {
         const text = await res.text();
         seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
         assert.ok(res.status < 500, `${res.status} for ${r.path} ${r.body.slice(0, 300)}: ${text.slice(0, 300)}`);
+      }),
+    );
+    assert.ok((seen.get(200) ?? 0) > 0, `some requests succeed: ${JSON.stringify([...seen])}`);
+    assert.equal((await fetch(`${stack.gatewayUrl}/health`)).status, 200);
+    await assertRecordsDrained();
+  });
+});
+
+/** A JSON value's members and elements, each as the keys and indexes leading to it (depth first). */
+function memberPaths(value: unknown, at: Array<string | number> = [], out: Array<Array<string | number>> = []): Array<Array<string | number>> {
+  const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : value && typeof value === 'object' ? Object.entries(value) : [];
+  for (const [k, v] of entries) {
+    out.push([...at, k]);
+    memberPaths(v, [...at, k], out);
+  }
+  return out;
+}
+
+/** `body` with the member at `path` replaced by `value` (removed when `value` is undefined). */
+function withMember(body: unknown, path: Array<string | number>, value: unknown): void {
+  let parent = body as Record<string | number, unknown>;
+  for (const k of path.slice(0, -1)) {
+    if (!parent || typeof parent !== 'object') return;
+    parent = parent[k] as Record<string | number, unknown>;
+  }
+  if (!parent || typeof parent !== 'object') return;
+  const last = path[path.length - 1]!;
+  if (value !== undefined) Object.defineProperty(parent, last, { value, enumerable: true, writable: true, configurable: true });
+  else if (Array.isArray(parent)) parent.splice(last as number, 1);
+  else delete parent[last];
+}
+
+/** The real clients' requests, the endpoints they call, and models that pass them through or translate them. */
+const CLIENTS = [
+  {
+    name: 'Claude Code',
+    body: JSON.parse(readFileSync(new URL('./fixtures/clients/claude-code-2.1.328.request.json', import.meta.url), 'utf8')) as unknown,
+    headers: (JSON.parse(readFileSync(new URL('./fixtures/clients/claude-code-2.1.328.request-headers.json', import.meta.url), 'utf8')) as { headers: Record<string, string> }).headers,
+    paths: ['/v1/messages', '/v1/messages/count_tokens'],
+    models: ['claude-opus-5-5', 'openai/gpt-4o-mini', 'groq/llama-3.1-8b-instant', 'bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0', 'bedrock/us.amazon.nova-micro-v1:0'],
+  },
+  {
+    name: 'Codex',
+    body: JSON.parse(readFileSync(new URL('./fixtures/clients/codex-0.169.0.request.json', import.meta.url), 'utf8')) as unknown,
+    headers: (JSON.parse(readFileSync(new URL('./fixtures/clients/codex-0.169.0.request-headers.json', import.meta.url), 'utf8')) as { headers: Record<string, string> }).headers,
+    paths: ['/v1/responses', '/v1/responses/input_tokens'],
+    models: ['gpt-4.1-nano', 'anthropic/claude-sonnet-4-5', 'groq/llama-3.1-8b-instant', 'bedrock/us.amazon.nova-micro-v1:0'],
+  },
+].map((c) => ({ ...c, members: memberPaths(c.body) }));
+
+/** Headers of a client's capture that the test sets itself or that describe the captured connection. */
+const OWN_HEADERS = /^(host|content-length|content-type|connection|authorization|x-api-key|accept-encoding|transfer-encoding)$/i;
+
+/** One client's request: a route, and up to three members replaced by anything or removed. */
+const clientRequest = fc.record({
+  client: fc.nat(CLIENTS.length - 1),
+  path: fc.nat(1),
+  model: fc.nat(4),
+  stream: fc.option(fc.boolean()),
+  mutations: fc.array(fc.tuple(fc.nat(), fc.oneof({ weight: 3, arbitrary: loose }, { weight: 1, arbitrary: fc.constant(undefined) })), { maxLength: 3 }),
+});
+
+describe("fuzz: Claude Code's and Codex's requests, mutated, through every route", () => {
+  test(`no 5xx over ${RUNS} requests, passed through and translated; the proxy stays up and every record is stored`, async () => {
+    const seen = new Map<number, number>();
+    await check(
+      fc.asyncProperty(clientRequest, async (r) => {
+        const c = CLIENTS[r.client]!;
+        const body = structuredClone(c.body) as Record<string, unknown>;
+        body.model = c.models[r.model % c.models.length];
+        if (r.stream !== null) body.stream = r.stream;
+        for (const [at, value] of r.mutations) withMember(body, c.members[at % c.members.length]!, value);
+        // The stub's special models (deliberate 5xx, hangs) are not fuzz material.
+        fc.pre(typeof body.model !== 'string' || !SPECIAL_MODELS.test(body.model.slice(body.model.indexOf('/') + 1)));
+        const headers: Record<string, string> = { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' };
+        for (const [k, v] of Object.entries(c.headers)) if (!OWN_HEADERS.test(k)) headers[k] = v;
+        const path = c.paths[r.path % c.paths.length]!;
+        const res = await fetch(`${stack.gatewayUrl}${path}`, { method: 'POST', body: JSON.stringify(body), headers, signal: AbortSignal.timeout(10_000) });
+        const text = await res.text();
+        seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
+        const mutated = r.mutations.map(([at, v]) => `${c.members[at % c.members.length]!.join('.')}=${JSON.stringify(v)?.slice(0, 80)}`);
+        assert.ok(res.status < 500, `${res.status} for ${c.name} on ${path} (model ${JSON.stringify(body.model)}; ${mutated.join(', ')}): ${text.slice(0, 300)}`);
       }),
     );
     assert.ok((seen.get(200) ?? 0) > 0, `some requests succeed: ${JSON.stringify([...seen])}`);
