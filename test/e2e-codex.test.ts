@@ -4,17 +4,17 @@
  * in a fresh temporary folder holding a `config.toml` whose `model_provider` has `base_url` at the
  * gateway, `env_key` naming the variable that holds the service key and `wire_api = "responses"`,
  * `HOME` in another fresh folder and no OPENAI_* variable of the machine, against real processes:
- * admin, the proxy, and test/support/responses-stub.ts playing OpenAI's Responses API and an
- * OpenAI-compatible chat provider and Anthropic. Each test asserts what Codex printed (the stub's
- * answer) and what reached the stub: passthrough to OpenAI (Codex's request as sent, its x-codex-*
- * headers, logged by its session), translation to the chat provider and to Anthropic (its namespace
- * tools flattened, the hosted web_search removed and recorded), a turn in which the model calls
- * `exec_command`, Codex runs it and sends the `function_call_output` back (all three ways), a router
+ * admin, the proxy, and test/support/responses-stub.ts playing OpenAI's Responses API, an
+ * OpenAI-compatible chat provider, Anthropic and Bedrock's Converse. Each test asserts what Codex printed
+ * (the stub's answer) and what reached the stub: passthrough to OpenAI (Codex's request as sent, its
+ * x-codex-* headers, logged by its session), translation to the chat provider, to Anthropic and to
+ * Bedrock (its namespace tools flattened, the hosted web_search removed and recorded), a turn in which
+ * the model calls `exec_command`, Codex runs it and sends the `function_call_output` back (all four ways), a router
  * mapping Codex's model, bring-your-own-key with `Svc-Auth`, and a wrong key. The CLI is installed on first use (test/support/agent-cli.ts).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -23,10 +23,15 @@ import { fetchRecord, PROVIDER_KEYS, startProcess, startStack, stopProcess, wait
 
 type Json = Record<string, any>;
 
-/** What the stub's recorded answers print (openai/responses-stream.sse, openai/chat-completion-stream.sse, anthropic/message-stream.sse). */
+/** What the stub's recorded answers print (openai/responses-stream.sse, openai/chat-completion-stream.sse, anthropic/message-stream.sse, bedrock/converse-stream.jsonl). */
 const RESPONSES_TEXT = '2 + 2 equals 4.';
 const CHAT_TEXT = 'The capital of the UK is London.';
 const ANTHROPIC_TEXT = 'Hello there!';
+const BEDROCK_TEXT = readFileSync(new URL('./fixtures/providers/bedrock/converse-stream.jsonl', import.meta.url), 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => (JSON.parse(l) as Json).contentBlockDelta?.delta?.text ?? '')
+  .join('');
 /** The stub's function-call script (test/support/responses-stub.ts). */
 const CALL_MARKER = 'Call the function ';
 const FINAL_PREFIX = 'The function returned: ';
@@ -35,6 +40,7 @@ const CALL_ID = 'call_stub_responses_1';
 const CODEX_MODEL = 'gpt-4.1-nano';
 const GROQ_MODEL = 'llama-3.3-70b-versatile';
 const ANTHROPIC_MODEL = 'claude-sonnet-4-5';
+const BEDROCK_MODEL = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 /** The variable the config's `env_key` names: Codex sends its value as the Bearer key. */
 const KEY_VARIABLE = 'SVC_GATEWAY_KEY';
 
@@ -51,13 +57,19 @@ before(async () => {
   stack = await startStack({
     config: () => ({
       svc: { features: 'observability' },
-      providers: { openai: { 'base-url': `${stubUrl}/v1` }, groq: { 'base-url': `${stubUrl}/openai/v1` }, anthropic: { 'base-url': `${stubUrl}/v1` } },
+      providers: {
+        openai: { 'base-url': `${stubUrl}/v1` },
+        groq: { 'base-url': `${stubUrl}/openai/v1` },
+        anthropic: { 'base-url': `${stubUrl}/v1` },
+        bedrock: { 'base-url': stubUrl, region: 'us-east-1' },
+      },
       routers: {
         // Codex's model, mapped to a Groq model: the whole session goes to a chat provider.
         coding: { 'load-balance': { chat: { strategy: 'model-mappings', providers: ['groq'], 'model-mappings': { [CODEX_MODEL]: [`groq/${GROQ_MODEL}`] } } } },
       },
       'log-queue': { 'flush-interval': '20ms' },
     }),
+    proxyEnv: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' },
   });
 });
 after(async () => {
@@ -143,19 +155,21 @@ async function sessionRecords(session: string | null, count: number): Promise<Js
 /** The removed-member paths a record lists (`svc-removed-members`, a JSON array). */
 const removedOf = (rec: Json): string[] => JSON.parse(rec.request_properties['svc-removed-members'] ?? '[]') as string[];
 
-/** Where a translated Codex request goes: Groq (chat completions) or Anthropic (Messages), both at the stub. */
-type Translated = 'chat' | 'anthropic';
+/** Where a translated Codex request goes: Groq (chat completions), Anthropic (Messages) or Bedrock (Converse), all at the stub. */
+type Translated = 'chat' | 'anthropic' | 'bedrock';
 
 /** The gateway base path and model of Codex's config for each way its requests can go. */
 const WAYS = {
   passthrough: { basePath: '/v1', model: CODEX_MODEL },
   chat: { basePath: '/ai', model: `groq/${GROQ_MODEL}` },
   anthropic: { basePath: '/ai', model: `anthropic/${ANTHROPIC_MODEL}` },
+  bedrock: { basePath: '/ai', model: `bedrock/${BEDROCK_MODEL}` },
 } as const;
 
 /**
- * Asserts a request reached the stub as a streamed chat completion at Groq or a streamed Messages
- * request at Anthropic, with the provider's key, Codex's tools flattened to function tools (the
+ * Asserts a request reached the stub as a streamed chat completion at Groq, a streamed Messages
+ * request at Anthropic or a ConverseStream call at Bedrock (signed with the gateway's AWS key), with
+ * the provider's key, Codex's tools flattened to function tools (the
  * `multi_agent_v1` namespace's as `multi_agent_v1__<name>`), web_search gone and no Responses-only
  * member or Codex header left.
  */
@@ -164,15 +178,21 @@ function assertTranslatedRequest(req: Json, to: Translated): void {
     assert.equal(req.url, '/openai/v1/chat/completions');
     assert.equal(req.body.model, GROQ_MODEL);
     assert.equal(req.headers.authorization, `Bearer ${PROVIDER_KEYS.GROQ_API_KEY}`);
-  } else {
+  } else if (to === 'anthropic') {
     assert.equal(req.url, '/v1/messages');
     assert.equal(req.body.model, ANTHROPIC_MODEL);
     assert.equal(req.headers['x-api-key'], PROVIDER_KEYS.ANTHROPIC_API_KEY);
     assert.equal(req.headers.authorization, undefined, 'the service key does not go to Anthropic');
+  } else {
+    assert.match(decodeURIComponent(req.url), new RegExp(`^/model/${BEDROCK_MODEL.replace(/[.:]/g, '\\$&')}/converse-stream$`));
+    assert.match(req.headers.authorization, /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\//, 'signed with the gateway\'s AWS key');
   }
-  assert.equal(req.body.stream, true);
+  if (to !== 'bedrock') assert.equal(req.body.stream, true);
   assert.equal(req.headers['x-codex-turn-metadata'], undefined, 'Codex headers go to OpenAI only');
-  const names = (req.body.tools as Json[]).map((t) => (to === 'chat' ? (t.type === 'function' ? t.function.name : `<${t.type}>`) : t.input_schema ? t.name : `<${t.type}>`));
+  const names =
+    to === 'bedrock'
+      ? (req.body.toolConfig.tools as Json[]).map((t) => t.toolSpec?.name ?? `<${Object.keys(t)[0]}>`)
+      : (req.body.tools as Json[]).map((t) => (to === 'chat' ? (t.type === 'function' ? t.function.name : `<${t.type}>`) : t.input_schema ? t.name : `<${t.type}>`));
   assert.ok(names.includes('exec_command'), `tools: ${names.join(', ')}`);
   assert.ok(names.includes('multi_agent_v1__spawn_agent'), `the namespace's tools flattened: ${names.join(', ')}`);
   assert.ok(names.every((n) => /^[a-zA-Z0-9_-]+$/.test(n)), `only function tools, named as the provider accepts: ${names.join(', ')}`);
@@ -221,9 +241,11 @@ describe('Codex through the gateway', () => {
   const TRANSLATIONS = [
     { to: 'chat', text: CHAT_TEXT, provider: 'GROQ', usage: [78, 9] },
     { to: 'anthropic', text: ANTHROPIC_TEXT, provider: 'ANTHROPIC', usage: [11, 6] },
+    { to: 'bedrock', text: BEDROCK_TEXT, provider: 'BEDROCK', usage: [13, 82] },
   ] as const;
   for (const t of TRANSLATIONS) {
-    test(`translation (base_url …/ai, model ${WAYS[t.to].model}): a streamed ${t.to === 'chat' ? 'chat completion at Groq' : 'Messages request at Anthropic'}, its answer printed, web_search removed and recorded`, async () => {
+    const what = { chat: 'chat completion at Groq', anthropic: 'Messages request at Anthropic', bedrock: 'ConverseStream call at Bedrock' }[t.to];
+    test(`translation (base_url …/ai, model ${WAYS[t.to].model}): a streamed ${what}, its answer printed, web_search removed and recorded`, async () => {
       await clearUpstream();
       const run = await codex('say hi', WAYS[t.to]);
       assertPrinted(run, t.text);
@@ -236,7 +258,7 @@ describe('Codex through the gateway', () => {
       assert.equal(rec.provider, t.provider);
       assert.equal(rec.request_properties['svc-endpoint'], 'responses');
       assert.equal(rec.response_status, 200);
-      // The recorded streams' usage: the chat stream's final chunk; Anthropic's message_start and message_delta.
+      // The recorded streams' usage: the chat stream's final chunk; Anthropic's message_start and message_delta; Converse's metadata.
       assert.deepEqual([rec.prompt_tokens, rec.completion_tokens], t.usage);
       const removed = removedOf(rec);
       assert.ok(removed.some((p) => /^tools\[\d+\]$/.test(p)), `the hosted web_search tool is recorded as removed: ${JSON.stringify(removed)}`);
@@ -244,7 +266,7 @@ describe('Codex through the gateway', () => {
     });
   }
 
-  for (const how of ['passthrough', 'chat', 'anthropic'] as const) {
+  for (const how of ['passthrough', 'chat', 'anthropic', 'bedrock'] as const) {
     test(`an exec_command turn through ${how}: the model calls exec_command, Codex runs it and sends the function_call_output back, then prints the final answer`, async () => {
       await clearUpstream();
       const cwd = folder('codex-cwd-');
@@ -277,6 +299,16 @@ describe('Codex through the gateway', () => {
         assert.equal(tool.role, 'tool');
         assert.equal(tool.tool_call_id, CALL_ID);
         assert.ok(JSON.stringify(tool.content).includes(expected), `the command's output: ${JSON.stringify(tool.content)}`);
+      } else if (how === 'bedrock') {
+        for (const r of sent) assertTranslatedRequest(r, how);
+        const [assistant, user] = (second.messages as Json[]).slice(-2);
+        assert.equal(assistant.role, 'assistant');
+        const call = (assistant.content as Json[]).find((b) => b.toolUse)!.toolUse;
+        assert.deepEqual([call.toolUseId, call.name, call.input.cmd], [CALL_ID, 'exec_command', command]);
+        assert.equal(user.role, 'user');
+        const result = (user.content as Json[]).find((b) => b.toolResult)!.toolResult;
+        assert.equal(result.toolUseId, CALL_ID);
+        assert.ok(JSON.stringify(result.content).includes(expected), `the command's output: ${JSON.stringify(result.content)}`);
       } else {
         for (const r of sent) assertTranslatedRequest(r, how);
         const [assistant, user] = (second.messages as Json[]).slice(-2);
@@ -291,7 +323,7 @@ describe('Codex through the gateway', () => {
       const records = await sessionRecords(run.session, 2);
       assert.deepEqual(
         records.map((r) => r.provider),
-        { passthrough: ['OPENAI', 'OPENAI'], chat: ['GROQ', 'GROQ'], anthropic: ['ANTHROPIC', 'ANTHROPIC'] }[how],
+        { passthrough: ['OPENAI', 'OPENAI'], chat: ['GROQ', 'GROQ'], anthropic: ['ANTHROPIC', 'ANTHROPIC'], bedrock: ['BEDROCK', 'BEDROCK'] }[how],
       );
     });
   }

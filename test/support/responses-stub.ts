@@ -2,28 +2,34 @@
  * A stub model provider for driving real OpenAI Responses clients (Codex, the Vercel AI SDK, LangChain,
  * the OpenAI Agents SDK) through the gateway, tool turns included. It runs in its own process
  * (`node --import tsx test/support/responses-stub.ts`) like `stub-upstream.ts`, and plays OpenAI's
- * Responses API (`POST …/responses`), an OpenAI-compatible chat provider (`POST …/chat/completions`)
- * and Anthropic (`POST …/messages`). It decides each answer from the conversation it receives:
+ * Responses API (`POST …/responses`), an OpenAI-compatible chat provider (`POST …/chat/completions`),
+ * Anthropic (`POST …/messages`) and Bedrock's Converse (`POST /model/<id>/converse` and
+ * `…/converse-stream`). It decides each answer from the conversation it receives:
  *
  *   1. the last input item is a function result (Responses: a `function_call_output` item; chat: a last
- *      message of `role: "tool"`; Anthropic: a `tool_result` block in the last user message) → a final
+ *      message of `role: "tool"`; Anthropic: a `tool_result` block in the last user message; Converse: a
+ *      `toolResult` block in the last user message) → a final
  *      text answer `"The function returned: <the result's last non-empty line, trimmed>"` (Codex wraps a
  *      command's output in lines of its own before it; the last line is the command's);
  *   2. else a user text contains `Call the function <name> with <JSON arguments>` (to the end of its
  *      line) → a call of function `<name>` with those arguments (Responses: a `function_call` output
- *      item with `call_id` {@link CALL_ID}; chat: a `tool_calls` delta; Anthropic: a `tool_use` block);
+ *      item with `call_id` {@link CALL_ID}; chat: a `tool_calls` delta; Anthropic: a `tool_use` block;
+ *      Converse: a `toolUse` block with `toolUseId` {@link CALL_ID});
  *   3. else the recorded plain answer of `test/fixtures/providers/`, byte for byte: OpenAI's
  *      `responses-stream.sse` ("2 + 2 equals 4.") or `responses-text.json` ("The capital of France is
  *      Paris."), `chat-completion-stream.sse` ("The capital of the UK is London.") or
  *      `chat-completion.json` ("The capital of France is Paris."), Anthropic's `message-stream.sse`
- *      ("Hello there!") or `message.json`.
+ *      ("Hello there!") or `message.json`, Bedrock's `converse-stream.eventstream` ("The capital of France
+ *      is Paris. …") or `converse.json`.
  *
  * The answers of (1) and (2) are not recordings (no recording of these calls exists). The non-stream
  * Responses bodies are the recorded `responses-text.json` and `responses-function-call.json` with their
  * output item replaced; the Responses streams follow the event sequence of the recorded
  * `responses-stream.sse` and `responses-stream-function-call.sse` (OpenAI API reference, "Responses" →
  * "Streaming events"), with `sequence_number`s counted from 0; the chat and Anthropic streams follow the
- * recorded `chat-completion-stream-tool-call.sse` and `anthropic/message-stream-tool-use.sse`. Every
+ * recorded `chat-completion-stream-tool-call.sse` and `anthropic/message-stream-tool-use.sse`, and the
+ * Converse stream the recorded `bedrock/converse-stream-tool-use.jsonl` (AWS event-stream frames made
+ * with @smithy's codec, as Bedrock frames them). Every
  * Responses answer carries OpenAI's recorded response headers (`openai/responses-text.headers.json`:
  * `x-request-id`, `x-ratelimit-*`, `openai-*`).
  *
@@ -33,6 +39,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { sendJson, sendSse, serveScripted, type Json } from './scripted-stub.ts';
 
 const FIXTURES = new URL('../fixtures/providers/', import.meta.url);
@@ -46,6 +54,8 @@ const F = {
   chat: fixture('openai/chat-completion.json'),
   anthropicStream: fixture('anthropic/message-stream.sse'),
   anthropic: fixture('anthropic/message.json'),
+  converseStream: fixture('bedrock/converse-stream.eventstream'),
+  converse: fixture('bedrock/converse.json'),
 };
 
 /** The phrase that makes the stub call a function: `Call the function <name> with <JSON arguments>`. */
@@ -118,6 +128,15 @@ function anthropicTurn(body: Json): Turn {
   const last = messages.at(-1);
   const result = Array.isArray(last?.content) ? last.content.find((b: Json) => b?.type === 'tool_result') : undefined;
   if (result) return finalTurn(result.content);
+  return callIn(messages.filter((m) => m?.role === 'user').map((m) => textOf(m.content)));
+}
+
+/** Decides a Bedrock Converse turn (content blocks `{text}`, `{toolUse}`, `{toolResult: {content: [{text} | {json}]}}`). */
+function converseTurn(body: Json): Turn {
+  const messages: Json[] = Array.isArray(body.messages) ? body.messages : [];
+  const last = messages.at(-1);
+  const result = Array.isArray(last?.content) ? last.content.find((b: Json) => b?.toolResult)?.toolResult : undefined;
+  if (result) return finalTurn((result.content as Json[] | undefined)?.map((c) => c.text ?? JSON.stringify(c.json ?? '')).join('') ?? '');
   return callIn(messages.filter((m) => m?.role === 'user').map((m) => textOf(m.content)));
 }
 
@@ -224,10 +243,56 @@ function anthropicMessage(turn: Scripted, model: string): Json {
   return { id: 'msg_stub_responses', type: 'message', role: 'assistant', model, content, stop_reason: turn.kind === 'call' ? 'tool_use' : 'end_turn', stop_sequence: null, usage: { input_tokens: 42, output_tokens: 12 } };
 }
 
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+
+/** One AWS event-stream frame of a Converse stream event (`:event-type` its name, the body its JSON). */
+const frame = (type: string, data: Json): Buffer =>
+  Buffer.from(
+    codec.encode({
+      headers: { ':event-type': { type: 'string', value: type }, ':content-type': { type: 'string', value: 'application/json' }, ':message-type': { type: 'string', value: 'event' } },
+      body: fromUtf8(JSON.stringify(data)),
+    }),
+  );
+
+/** A Converse stream for a scripted turn (event sequence of the recorded tool-use stream). */
+function converseStream(turn: Scripted): Buffer[] {
+  const out = [frame('messageStart', { role: 'assistant' })];
+  if (turn.kind === 'final') {
+    for (const text of halves(turn.text)) out.push(frame('contentBlockDelta', { contentBlockIndex: 0, delta: { text } }));
+  } else {
+    out.push(frame('contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { name: turn.name, toolUseId: CALL_ID } } }));
+    for (const input of halves(turn.args)) out.push(frame('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input } } }));
+  }
+  out.push(frame('contentBlockStop', { contentBlockIndex: 0 }));
+  out.push(frame('messageStop', { stopReason: turn.kind === 'call' ? 'tool_use' : 'end_turn' }));
+  out.push(frame('metadata', { usage: { inputTokens: 42, outputTokens: 12, totalTokens: 54 }, metrics: { latencyMs: 10 } }));
+  return out;
+}
+
+/** The same answer as one Converse response body. */
+function converseBody(turn: Scripted): Json {
+  const content = turn.kind === 'final' ? [{ text: turn.text }] : [{ toolUse: { toolUseId: CALL_ID, name: turn.name, input: JSON.parse(turn.args) } }];
+  return { output: { message: { role: 'assistant', content } }, stopReason: turn.kind === 'call' ? 'tool_use' : 'end_turn', usage: { inputTokens: 42, outputTokens: 12, totalTokens: 54 }, metrics: { latencyMs: 10 } };
+}
+
+/** Writes a 200 AWS event stream of `frames`. */
+function sendEventStream(res: http.ServerResponse, frames: Buffer[]): void {
+  res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+  for (const f of frames) res.write(f);
+  res.end();
+}
+
 /** Answers one provider request (the body already parsed). */
 function answer(path: string, body: Json, res: http.ServerResponse): void {
   const model = String(body.model ?? '');
   const stream = body.stream === true;
+  const converse = /^\/model\/[^/]+\/(converse|converse-stream)$/.exec(path);
+  if (converse) {
+    const turn = converseTurn(body);
+    const streamed = converse[1] === 'converse-stream';
+    if (turn.kind === 'recorded') return streamed ? sendEventStream(res, [F.converseStream]) : sendJson(res, 200, F.converse);
+    return streamed ? sendEventStream(res, converseStream(turn)) : sendJson(res, 200, converseBody(turn));
+  }
   if (path.endsWith('/responses')) {
     const turn = responsesTurn(body);
     if (turn.kind === 'recorded') return stream ? sendSse(res, [F.responsesStream], OPENAI_HEADERS) : sendJson(res, 200, F.responses, OPENAI_HEADERS);
