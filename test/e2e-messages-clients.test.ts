@@ -65,8 +65,8 @@ after(async () => {
 const upstream = async (): Promise<Json[]> => (await (await fetch(`http://127.0.0.1:${stub.port}/__requests`)).json()) as Json[];
 const clearUpstream = async () => void (await (await fetch(`http://127.0.0.1:${stub.port}/__requests`, { method: 'DELETE' })).arrayBuffer());
 
-/** Checks that every request that reached the stub went where `way` sends it, with the provider's key; returns them. */
-async function sentThe(way: (typeof WAYS)[number], count: number): Promise<Json[]> {
+/** The `count` requests that reached the stub for `way`, checked to have gone where it sends them, with the provider's key and model. */
+async function sentBy(way: (typeof WAYS)[number], count: number): Promise<Json[]> {
   const sent = await upstream();
   assert.deepEqual(
     sent.map((r) => `${r.method} ${r.url}`),
@@ -105,7 +105,7 @@ describe("the Vercel AI SDK's Anthropic provider through the gateway", () => {
       for await (const delta of streamed.textStream) text += delta;
       assert.equal(text, way.streamText);
       assert.equal(await streamed.finishReason, 'stop');
-      const [first, second] = await sentThe(way, 2);
+      const [first, second] = await sentBy(way, 2);
       assert.notEqual(first!.body.stream, true, 'generateText does not stream');
       assert.equal(second!.body.stream, true);
     });
@@ -133,7 +133,7 @@ describe("the Vercel AI SDK's Anthropic provider through the gateway", () => {
       assert.deepEqual(ran, ['echo hi'], 'the SDK ran the call the provider made');
       // The stub's final answer quotes the tool result it received.
       assert.ok(result.text.startsWith(FINAL_PREFIX) && result.text.includes(secret), result.text);
-      const [, second] = await sentThe(way, 2);
+      const [, second] = await sentBy(way, 2);
       assert.ok(toolResultSent(way, second!).includes(secret), 'the tool result reached the provider');
     });
   }
@@ -151,7 +151,7 @@ describe("LangChain's ChatAnthropic through the gateway", () => {
       let text = '';
       for await (const chunk of await chat(way.model).stream('say hi')) text += chunk.text;
       assert.equal(text, way.streamText);
-      await sentThe(way, 2);
+      await sentBy(way, 2);
     });
 
     test(`a tool call bound with bindTools is read back, ${way.how}`, async () => {
@@ -161,7 +161,7 @@ describe("LangChain's ChatAnthropic through the gateway", () => {
       assert.equal(answer.tool_calls?.length, 1, JSON.stringify(answer.content));
       assert.equal(answer.tool_calls![0]!.name, 'Bash');
       assert.equal(answer.tool_calls![0]!.args.command, 'ls -la');
-      const [sent] = await sentThe(way, 1);
+      const [sent] = await sentBy(way, 1);
       const tools = sent!.body.tools as Json[];
       assert.ok(tools.some((t) => (t.name ?? t.function?.name) === 'Bash'), 'the tool reached the provider');
     });
