@@ -19,7 +19,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { getModelInfo } from '../shared/models.ts';
 import { CLAUDE_CODE, ensureAgentCli, runAgentCli, type CliRun, type InstalledCli } from './support/agent-cli.ts';
-import { fetchRecord, PROVIDER_KEYS, startProcess, startStack, stopProcess, waitFor, type Stack, type Started } from './support/stack.ts';
+import { AWS_TEST_ENV, clearStubRequests, fetchRecord, PROVIDER_KEYS, startStubbedStack, stubRequests, waitFor, type Stack, type StubbedStack } from './support/stack.ts';
 
 type Json = Record<string, any>;
 
@@ -35,38 +35,35 @@ const BASH_MARKER = 'Run this command with Bash: ';
 const FINAL_PREFIX = 'The command printed: ';
 
 let cli: InstalledCli;
-let ccStub: Started;
+let stubbed: StubbedStack;
 let stack: Stack;
 const folders: string[] = [];
 
 before(async () => {
   cli = await ensureAgentCli(CLAUDE_CODE);
   console.log(`${CLAUDE_CODE.pkg}@${CLAUDE_CODE.version}: ${cli.installed ? 'installed' : 'found in the cache'} in ${Math.round(cli.ms)} ms`);
-  ccStub = await startProcess('test/support/claude-code-stub.ts', { STUB_PORT: '0' }, 'stub.ready');
-  const stubUrl = `http://127.0.0.1:${ccStub.port}`;
-  stack = await startStack({
+  stubbed = await startStubbedStack(
+    'test/support/claude-code-stub.ts',
     // Bedrock is the stack's own stub (test/support/stub-upstream.ts), which refuses betas Bedrock does not know.
-    config: (upstreamStub) => ({
-      svc: { features: 'observability' },
-      providers: { anthropic: { 'base-url': `${stubUrl}/v1` }, openai: { 'base-url': `${stubUrl}/v1` }, bedrock: { 'base-url': upstreamStub, region: 'us-east-1' } },
+    (stub, stackStub) => ({
+      providers: { anthropic: { 'base-url': `${stub}/v1` }, openai: { 'base-url': `${stub}/v1` }, bedrock: { 'base-url': stackStub, region: 'us-east-1' } },
       routers: {
         // Claude Code's default model, mapped to an OpenAI model: the whole session goes to OpenAI.
         coding: { 'load-balance': { chat: { strategy: 'model-mappings', providers: ['openai'], 'model-mappings': { 'claude-opus-5-5': ['openai/gpt-4o-mini'] } } } },
       },
-      'log-queue': { 'flush-interval': '20ms' },
     }),
-    proxyEnv: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' },
-  });
+    AWS_TEST_ENV,
+  );
+  stack = stubbed.stack;
 });
 after(async () => {
-  await stack?.stop();
-  await stopProcess(ccStub);
+  await stubbed?.stop();
   for (const f of folders) rmSync(f, { recursive: true, force: true });
 });
 
 /** What reached the Claude Code stub since the last {@link clearUpstream}. */
-const upstream = async (): Promise<Json[]> => (await (await fetch(`http://127.0.0.1:${ccStub.port}/__requests`)).json()) as Json[];
-const clearUpstream = async () => void (await (await fetch(`http://127.0.0.1:${ccStub.port}/__requests`, { method: 'DELETE' })).arrayBuffer());
+const upstream = (): Promise<Json[]> => stubRequests(stubbed.stubUrl);
+const clearUpstream = (): Promise<void> => clearStubRequests(stubbed.stubUrl);
 
 /** A fresh temporary folder, removed after the tests. */
 function folder(prefix: string): string {
@@ -228,11 +225,10 @@ describe('Claude Code through the gateway', () => {
   }
 
   test("Bedrock: --model bedrock/…anthropic… goes through InvokeModel with only the betas Bedrock takes, and prints Bedrock's answer", async () => {
-    const bedrockRequests = async (): Promise<Json[]> => ((await (await fetch(`${stack.stubUrl}/__requests`)).json()) as Json[]).filter((r) => r.url.startsWith('/model/'));
-    await (await fetch(`${stack.stubUrl}/__requests`, { method: 'DELETE' })).arrayBuffer();
+    await clearStubRequests(stack.stubUrl);
     const run = await claude('say hi', { args: ['--model', 'bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0'] });
     assertPrinted(run, BEDROCK_TEXT);
-    const [req, ...more] = await bedrockRequests();
+    const [req, ...more] = (await stubRequests(stack.stubUrl)).filter((r) => r.url.startsWith('/model/'));
     assert.equal(more.length, 0, 'one request, not refused and retried');
     assert.match(req!.url, /^\/model\/us\.anthropic\.claude-sonnet-4-5-20250929-v1(%3A|:)0\/invoke-with-response-stream$/);
     assert.equal(req!.body.anthropic_version, 'bedrock-2023-05-31');

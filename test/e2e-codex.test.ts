@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CODEX, ensureAgentCli, runAgentCli, type CliRun, type InstalledCli } from './support/agent-cli.ts';
-import { fetchRecord, PROVIDER_KEYS, startProcess, startStack, stopProcess, waitFor, type Stack, type Started } from './support/stack.ts';
+import { AWS_TEST_ENV, clearStubRequests, fetchRecord, PROVIDER_KEYS, startStubbedStack, stubRequests, waitFor, type Stack, type StubbedStack } from './support/stack.ts';
 
 type Json = Record<string, any>;
 
@@ -45,42 +45,39 @@ const BEDROCK_MODEL = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 const KEY_VARIABLE = 'SVC_GATEWAY_KEY';
 
 let cli: InstalledCli;
-let stub: Started;
+let stubbed: StubbedStack;
 let stack: Stack;
 const folders: string[] = [];
 
 before(async () => {
   cli = await ensureAgentCli(CODEX);
   console.log(`${CODEX.pkg}@${CODEX.version}: ${cli.installed ? 'installed' : 'found in the cache'} in ${Math.round(cli.ms)} ms`);
-  stub = await startProcess('test/support/responses-stub.ts', { STUB_PORT: '0' }, 'stub.ready');
-  const stubUrl = `http://127.0.0.1:${stub.port}`;
-  stack = await startStack({
-    config: () => ({
-      svc: { features: 'observability' },
+  stubbed = await startStubbedStack(
+    'test/support/responses-stub.ts',
+    (stub) => ({
       providers: {
-        openai: { 'base-url': `${stubUrl}/v1` },
-        groq: { 'base-url': `${stubUrl}/openai/v1` },
-        anthropic: { 'base-url': `${stubUrl}/v1` },
-        bedrock: { 'base-url': stubUrl, region: 'us-east-1' },
+        openai: { 'base-url': `${stub}/v1` },
+        groq: { 'base-url': `${stub}/openai/v1` },
+        anthropic: { 'base-url': `${stub}/v1` },
+        bedrock: { 'base-url': stub, region: 'us-east-1' },
       },
       routers: {
         // Codex's model, mapped to a Groq model: the whole session goes to a chat provider.
         coding: { 'load-balance': { chat: { strategy: 'model-mappings', providers: ['groq'], 'model-mappings': { [CODEX_MODEL]: [`groq/${GROQ_MODEL}`] } } } },
       },
-      'log-queue': { 'flush-interval': '20ms' },
     }),
-    proxyEnv: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' },
-  });
+    AWS_TEST_ENV,
+  );
+  stack = stubbed.stack;
 });
 after(async () => {
-  await stack?.stop();
-  await stopProcess(stub);
+  await stubbed?.stop();
   for (const f of folders) rmSync(f, { recursive: true, force: true });
 });
 
 /** What reached the stub since the last {@link clearUpstream}. */
-const upstream = async (): Promise<Json[]> => (await (await fetch(`http://127.0.0.1:${stub.port}/__requests`)).json()) as Json[];
-const clearUpstream = async () => void (await (await fetch(`http://127.0.0.1:${stub.port}/__requests`, { method: 'DELETE' })).arrayBuffer());
+const upstream = (): Promise<Json[]> => stubRequests(stubbed.stubUrl);
+const clearUpstream = (): Promise<void> => clearStubRequests(stubbed.stubUrl);
 
 /** A fresh temporary folder, removed after the tests. */
 function folder(prefix: string): string {

@@ -22,7 +22,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
-import { PROVIDER_KEYS, startProcess, startStack, stopProcess, type Stack, type Started } from './support/stack.ts';
+import { clearStubRequests, PROVIDER_KEYS, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
 
 type Json = Record<string, any>;
 
@@ -42,28 +42,20 @@ const WAYS = [
   { how: 'translation', model: 'openai/gpt-4o-mini', url: '/v1/chat/completions', text: CHAT_TEXT, streamText: CHAT_STREAM_TEXT },
 ] as const;
 
-let stub: Started;
+let stubbed: StubbedStack;
 let stack: Stack;
 
 before(async () => {
-  stub = await startProcess('test/support/claude-code-stub.ts', { STUB_PORT: '0' }, 'stub.ready');
-  const stubUrl = `http://127.0.0.1:${stub.port}`;
-  stack = await startStack({
-    config: () => ({
-      svc: { features: 'observability' },
-      providers: { anthropic: { 'base-url': `${stubUrl}/v1` }, openai: { 'base-url': `${stubUrl}/v1` } },
-      'log-queue': { 'flush-interval': '20ms' },
-    }),
-  });
+  stubbed = await startStubbedStack('test/support/claude-code-stub.ts', (stub) => ({
+    providers: { anthropic: { 'base-url': `${stub}/v1` }, openai: { 'base-url': `${stub}/v1` } },
+  }));
+  stack = stubbed.stack;
 });
-after(async () => {
-  await stack?.stop();
-  await stopProcess(stub);
-});
+after(() => stubbed?.stop());
 
 /** What reached the stub since the last {@link clearUpstream}. */
-const upstream = async (): Promise<Json[]> => (await (await fetch(`http://127.0.0.1:${stub.port}/__requests`)).json()) as Json[];
-const clearUpstream = async () => void (await (await fetch(`http://127.0.0.1:${stub.port}/__requests`, { method: 'DELETE' })).arrayBuffer());
+const upstream = (): Promise<Json[]> => stubRequests(stubbed.stubUrl);
+const clearUpstream = (): Promise<void> => clearStubRequests(stubbed.stubUrl);
 
 /** The `count` requests that reached the stub for `way`, checked to have gone where it sends them, with the provider's key and model. */
 async function sentBy(way: (typeof WAYS)[number], count: number): Promise<Json[]> {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
-import { fetchRecord, startStack, type Stack } from './support/stack.ts';
+import { AWS_TEST_ENV, fetchRecord, startStack, type Stack } from './support/stack.ts';
 
 const FIXTURES = new URL('./fixtures/', import.meta.url);
 const fixture = (p: string): Buffer => readFileSync(new URL(p, FIXTURES));
@@ -39,7 +39,7 @@ before(async () => {
       },
       'log-queue': { 'flush-interval': '20ms' },
     }),
-    proxyEnv: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' },
+    proxyEnv: AWS_TEST_ENV,
   });
 });
 after(async () => {

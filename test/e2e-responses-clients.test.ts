@@ -25,7 +25,7 @@ import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool as agentTool } 
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { fetchRecord, PROVIDER_KEYS, startProcess, startStack, stopProcess, type Stack, type Started } from './support/stack.ts';
+import { clearStubRequests, fetchRecord, PROVIDER_KEYS, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
 
 type Json = Record<string, any>;
 
@@ -44,30 +44,22 @@ const CALL_ID = 'call_stub_responses_1';
 /** The chat provider of the translation tests, and its model. */
 const GROQ_MODEL = 'llama-3.3-70b-versatile';
 
-let stub: Started;
+let stubbed: StubbedStack;
 let stack: Stack;
 
 before(async () => {
   // The Agents SDK exports traces to api.openai.com unless told not to; these tests stay offline.
   setTracingDisabled(true);
-  stub = await startProcess('test/support/responses-stub.ts', { STUB_PORT: '0' }, 'stub.ready');
-  const stubUrl = `http://127.0.0.1:${stub.port}`;
-  stack = await startStack({
-    config: () => ({
-      svc: { features: 'observability' },
-      providers: { openai: { 'base-url': `${stubUrl}/v1` }, groq: { 'base-url': `${stubUrl}/openai/v1` } },
-      'log-queue': { 'flush-interval': '20ms' },
-    }),
-  });
+  stubbed = await startStubbedStack('test/support/responses-stub.ts', (stub) => ({
+    providers: { openai: { 'base-url': `${stub}/v1` }, groq: { 'base-url': `${stub}/openai/v1` } },
+  }));
+  stack = stubbed.stack;
 });
-after(async () => {
-  await stack?.stop();
-  await stopProcess(stub);
-});
+after(() => stubbed?.stop());
 
 /** What reached the stub since the last {@link clearUpstream}. */
-const upstream = async (): Promise<Json[]> => (await (await fetch(`http://127.0.0.1:${stub.port}/__requests`)).json()) as Json[];
-const clearUpstream = async () => void (await (await fetch(`http://127.0.0.1:${stub.port}/__requests`, { method: 'DELETE' })).arrayBuffer());
+const upstream = (): Promise<Json[]> => stubRequests(stubbed.stubUrl);
+const clearUpstream = (): Promise<void> => clearStubRequests(stubbed.stubUrl);
 
 /** The one request that reached the stub, checked to be at `url`. */
 async function onlyUpstream(url: string): Promise<Json> {

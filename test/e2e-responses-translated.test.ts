@@ -11,14 +11,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { fetchRecord, startStack, type Stack } from './support/stack.ts';
+import { AWS_TEST_ENV, fetchRecord, startStack, type Stack } from './support/stack.ts';
 
 const MODEL = 'groq/llama-3.3-70b-versatile';
 let stack: Stack;
 
 before(async () => {
   stack = await startStack({
-    proxyEnv: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
+    proxyEnv: AWS_TEST_ENV,
     config: (stub) => ({
       svc: { features: 'observability' },
       providers: {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { fetchRecord, startStack, type Stack } from './support/stack.ts';
+import { AWS_TEST_ENV, fetchRecord, startStack, type Stack } from './support/stack.ts';
 
 let stack: Stack;
 
@@ -52,7 +52,7 @@ before(async () => {
         },
       },
     }),
-    proxyEnv: { AZURE_OPENAI_API_KEY: 'azure-provider-secret', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' },
+    proxyEnv: { AZURE_OPENAI_API_KEY: 'azure-provider-secret', ...AWS_TEST_ENV },
   });
 });
 after(async () => {

@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { NUMBER_OPERATORS, PROMPT_VERSION_FIELDS, REQUEST_FIELDS, TEXT_OPERATORS, TIMESTAMP_OPERATORS } from '../admin/filter.ts';
 import { ResponseRecorder } from '../proxy/observers/response-recorder.ts';
 import { PROVIDER_NAMES } from '../shared/providers.ts';
-import { defaultConfig, startStack, waitFor, type Stack } from './support/stack.ts';
+import { AWS_TEST_ENV, defaultConfig, startStack, waitFor, type Stack } from './support/stack.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined;
@@ -33,7 +33,7 @@ before(async () => {
       const config = defaultConfig(stub);
       return { ...config, providers: { ...(config.providers as object), bedrock: { 'base-url': stub, region: 'us-east-1' } } };
     },
-    proxyEnv: { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' },
+    proxyEnv: AWS_TEST_ENV,
   });
 });
 after(async () => {

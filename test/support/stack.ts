@@ -131,6 +131,9 @@ export const PROVIDER_KEYS: Readonly<Record<string, string>> = {
   GEMINI_API_KEY: 'provider-gemini-secret',
 };
 
+/** The AWS credentials a test proxy signs Bedrock requests with (AWS's documented example key; the stubs do not check the signature). */
+export const AWS_TEST_ENV: Readonly<Record<string, string>> = { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', AWS_REGION: 'us-east-1' };
+
 /** Starts stub, admin and proxy. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const db = await createTestDatabase();
@@ -240,6 +243,54 @@ export async function fetchRecord(stack: Pick<Stack, 'adminUrl' | 'apiKey'>, req
 
 /** A random suffix for unique names in tests. */
 export const uniq = (): string => randomBytes(4).toString('hex');
+
+/** A scripted stub of test/support in its own process, and a stack (observability on) whose providers point at it. */
+export interface StubbedStack {
+  stub: Started;
+  stubUrl: string;
+  stack: Stack;
+  /** Ends the stack, then the stub. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the stub `entry` (e.g. `test/support/responses-stub.ts`), then a stack whose config is
+ * `config(stubUrl, stackStubUrl)` over observability on and a 20 ms log flush (what the real-client
+ * tests use); `stackStubUrl` is the stack's own test/support/stub-upstream.ts.
+ */
+export async function startStubbedStack(
+  entry: string,
+  config: (stubUrl: string, stackStubUrl: string) => Record<string, unknown>,
+  proxyEnv?: NodeJS.ProcessEnv,
+): Promise<StubbedStack> {
+  const stub = await startProcess(entry, { STUB_PORT: '0' }, 'stub.ready');
+  const stubUrl = `http://127.0.0.1:${stub.port}`;
+  try {
+    const stack = await startStack({ config: (stackStubUrl) => ({ svc: { features: 'observability' }, 'log-queue': { 'flush-interval': '20ms' }, ...config(stubUrl, stackStubUrl) }), proxyEnv });
+    return {
+      stub,
+      stubUrl,
+      stack,
+      async stop() {
+        await stack.stop();
+        await stopProcess(stub);
+      },
+    };
+  } catch (err) {
+    await stopProcess(stub);
+    throw err;
+  }
+}
+
+/** The requests a stub process recorded since they were last cleared (`GET <stub>/__requests`; every stub of test/support serves it). */
+export async function stubRequests(stubUrl: string): Promise<Array<Record<string, any>>> {
+  return (await (await fetch(`${stubUrl}/__requests`)).json()) as Array<Record<string, any>>;
+}
+
+/** Forgets the requests a stub process recorded (`DELETE <stub>/__requests`). */
+export async function clearStubRequests(stubUrl: string): Promise<void> {
+  await (await fetch(`${stubUrl}/__requests`, { method: 'DELETE' })).arrayBuffer();
+}
 
 /** What {@link readChatStream} read: the concatenated content deltas, the chunk count, the final usage. */
 export interface ChatStreamRead {
