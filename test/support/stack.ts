@@ -246,7 +246,6 @@ export const uniq = (): string => randomBytes(4).toString('hex');
 
 /** A scripted stub of test/support in its own process, and a stack (observability on) whose providers point at it. */
 export interface StubbedStack {
-  stub: Started;
   stubUrl: string;
   stack: Stack;
   /** Ends the stack, then the stub. */
@@ -268,7 +267,6 @@ export async function startStubbedStack(
   try {
     const stack = await startStack({ config: (stackStubUrl) => ({ svc: { features: 'observability' }, 'log-queue': { 'flush-interval': '20ms' }, ...config(stubUrl, stackStubUrl) }), proxyEnv });
     return {
-      stub,
       stubUrl,
       stack,
       async stop() {

@@ -30,22 +30,13 @@ export const BEDROCK_ANTHROPIC_BETAS: readonly string[] = Object.freeze([
 /** Anthropic's name of a beta → Bedrock's name of the same feature. */
 const BEDROCK_BETA_NAMES: ReadonlyMap<string, string> = new Map([['advanced-tool-use-2025-11-20', 'tool-search-tool-2025-10-19']]);
 
-/** The allowed list as a set, made once per list (the configured list is one array for the process's life). */
-const allowedSets = new WeakMap<readonly string[], ReadonlySet<string>>();
-
-function allowedSet(allowed: readonly string[]): ReadonlySet<string> {
-  let set = allowedSets.get(allowed);
-  if (set === undefined) {
-    set = new Set(allowed);
-    allowedSets.set(allowed, set);
-  }
-  return set;
-}
-
-/** Adds `name` (renamed to Bedrock's name where it has another) to `out` when `allowed` holds it; false when it does not. */
-function take(name: string, allowed: ReadonlySet<string>, out: string[]): boolean {
+/**
+ * Adds `name` (renamed to Bedrock's name where it has another) to `out` when `allowed` holds it; false
+ * when it does not. The lists are a dozen short names, so `includes` needs no Set beside them.
+ */
+function take(name: string, allowed: readonly string[], out: string[]): boolean {
   const sent = BEDROCK_BETA_NAMES.get(name) ?? name;
-  if (!allowed.has(sent)) return false;
+  if (!allowed.includes(sent)) return false;
   if (!out.includes(sent)) out.push(sent);
   return true;
 }
@@ -61,13 +52,12 @@ function take(name: string, allowed: ReadonlySet<string>, out: string[]): boolea
  * @returns the names to send; empty when none is left.
  */
 export function bedrockBetas(fromHeaders: readonly string[], fromBody: unknown, allowed: readonly string[], removed: string[] | undefined): string[] {
-  const set = allowedSet(allowed);
   const out: string[] = [];
-  for (const name of fromHeaders) if (!take(name, set, out)) removed?.push(`anthropic-beta: ${name}`);
+  for (const name of fromHeaders) if (!take(name, allowed, out)) removed?.push(`anthropic-beta: ${name}`);
   if (Array.isArray(fromBody)) {
     for (let i = 0; i < fromBody.length; i++) {
       const name: unknown = fromBody[i];
-      if (typeof name !== 'string' || !take(name, set, out)) removed?.push(`anthropic_beta[${i}]`);
+      if (typeof name !== 'string' || !take(name, allowed, out)) removed?.push(`anthropic_beta[${i}]`);
     }
   } else if (fromBody !== undefined) {
     removed?.push('anthropic_beta');
