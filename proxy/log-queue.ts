@@ -1,14 +1,16 @@
 /**
- * The bounded queue of log records waiting for admin. A record is encoded once when queued (its
- * head serialized, its raw bodies copied beside it: shared/record-batch.ts) and a batch is those
- * bytes concatenated behind a header, sent as one binary message. The queue is bounded by count
- * and by bytes, and when full the oldest waiting records are dropped (and counted). Batches in
- * flight stay owned by the queue until admin acknowledges them (after its commit); a negative ack
- * or a lost link puts them back at the front, so nothing is lost short of the bounds, and admin's
- * duplicate handling makes a re-sent record harmless.
+ * The bounded queue of log records waiting for admin. A record's head is serialized once when
+ * queued and written, with its raw bodies, straight into the batch it joins (./log-batch.ts): a
+ * batch is its own message, written in place, and goes out as one binary message
+ * (shared/record-batch.ts). The queue is bounded by count and by bytes of records, and when full
+ * the oldest waiting records are dropped (and counted). Batches in flight stay owned by the queue
+ * until admin acknowledges them (after its commit); a negative ack or a lost link puts them back at
+ * the front, so nothing is lost short of the bounds, and admin's duplicate handling makes a re-sent
+ * record harmless.
  */
 import { randomUUID } from 'node:crypto';
-import { encodeBatch, encodeRecord } from '../shared/record-batch.ts';
+import { recordSize } from '../shared/record-batch.ts';
+import { LogBatch } from './log-batch.ts';
 
 /** Bounds and batching of the queue. */
 export interface LogQueueOptions {
@@ -42,23 +44,28 @@ export interface LogQueueStats {
 
 /**
  * The queue. `send` is called with a batch message (shared/record-batch.ts, to be sent as one
- * binary WebSocket message); it returns false when the link is down.
+ * binary WebSocket message; a view of the batch's buffer, valid until admin acknowledges the batch,
+ * so it must be written or copied before returning); it returns false when the link is down.
  */
 export class LogQueue {
-  private waiting: Buffer[] = [];
-  private head = 0;
+  /** Batches not yet sent, oldest first; the last one may still be taking records. */
+  private waiting: LogBatch[] = [];
+  private waitingRecords = 0;
   private waitingBytes = 0;
-  private readonly inFlight = new Map<string, Buffer[]>();
+  private readonly inFlight = new Map<string, LogBatch>();
   private stats = { sent: 0, acknowledged: 0, dropped: 0, unserializable: 0, nacked: 0 };
   private drainWaiters: Array<() => void> = [];
   /** Backoff after negative acks: no batch is sent before `retryAt` (epoch ms). */
   private nackDelayMs = 0;
   private retryAt = 0;
+  private readonly maxBatchBytes: number;
 
   constructor(
     private readonly options: LogQueueOptions,
     private readonly send: (message: Buffer) => boolean,
-  ) {}
+  ) {
+    this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
+  }
 
   /**
    * Queues a record; drops the oldest waiting records when a bound is reached. A record that cannot
@@ -70,67 +77,71 @@ export class LogQueue {
    *   admin parses it); null: the head's `responseBody` stands.
    */
   push(head: object, requestBody: Buffer | null = null, responseBody: Buffer | null = null): void {
-    let entry: Buffer;
+    let json: string;
     try {
-      const json = JSON.stringify(head);
+      json = JSON.stringify(head);
       if (typeof json !== 'string' || json[0] !== '{') throw new TypeError('a log record must be a JSON object');
-      entry = encodeRecord(json, requestBody, responseBody);
     } catch {
       this.stats.dropped++;
       this.stats.unserializable++;
       return;
     }
-    this.waiting.push(entry);
-    this.waitingBytes += entry.length;
+    const headBytes = Buffer.byteLength(json);
+    const size = recordSize(headBytes, requestBody, responseBody);
+    this.batchFor(size).add(json, headBytes, requestBody, responseBody);
+    this.waitingRecords++;
+    this.waitingBytes += size;
     this.enforceBounds();
+  }
+
+  /** The open batch a record of `size` bytes joins: the newest, unless it is full; else a new one. */
+  private batchFor(size: number): LogBatch {
+    const last = this.waiting[this.waiting.length - 1];
+    if (last !== undefined && !last.closed) {
+      const full = last.count >= this.options.batchSize || last.bytes + size > this.maxBatchBytes || !last.fits(size);
+      if (!full) return last;
+      last.closed = true;
+    }
+    const batch = LogBatch.open(size);
+    this.waiting.push(batch);
+    return batch;
   }
 
   /** Drops the oldest waiting records while a bound is exceeded (the newest record always stays). */
   private enforceBounds(): void {
-    while (this.size() > this.options.maxRecords || (this.waitingBytes > this.options.maxBytes && this.size() > 1)) {
-      const dropped = this.waiting[this.head++]!;
-      this.waitingBytes -= dropped.length;
+    while (this.waitingRecords > this.options.maxRecords || (this.waitingBytes > this.options.maxBytes && this.waitingRecords > 1)) {
+      const oldest = this.waiting[0]!;
+      this.waitingBytes -= oldest.dropOldest();
+      this.waitingRecords--;
       this.stats.dropped++;
-    }
-    this.compact();
-  }
-
-  private size(): number {
-    return this.waiting.length - this.head;
-  }
-
-  private compact(): void {
-    if (this.head > 1024 && this.head * 2 > this.waiting.length) {
-      this.waiting = this.waiting.slice(this.head);
-      this.head = 0;
+      if (oldest.count === 0) {
+        this.waiting.shift();
+        oldest.release();
+      }
     }
   }
 
   /**
    * Sends as many batches as the in-flight bound allows. Call on a timer and when the link opens.
-   * @param fullOnly send only full batches (`batchSize` records, or `maxBatchBytes`): after an
-   *   ack, so that under load batches stay large (admin's cost is mostly per batch) and the
-   *   timer sends the rest within `flushIntervalMs`.
+   * @param fullOnly send only full batches (`batchSize` records, or as many bytes as a batch
+   *   takes): after an ack, so that under load batches stay large (admin's cost is mostly per
+   *   batch) and the timer sends the rest within `flushIntervalMs`.
    */
   flush(fullOnly = false): void {
     const maxInFlight = this.options.maxInFlight ?? 4;
-    const maxBatchBytes = this.options.maxBatchBytes ?? 16 * 1024 * 1024;
     if (this.retryAt > Date.now()) return;
-    while (this.size() > 0 && this.inFlight.size < maxInFlight) {
-      const last = Math.min(this.waiting.length, this.head + this.options.batchSize);
-      let end = this.head + 1;
-      let bytes = this.waiting[this.head]!.length;
-      for (; end < last && bytes + this.waiting[end]!.length <= maxBatchBytes; end++) bytes += this.waiting[end]!.length;
-      if (fullOnly && end - this.head < this.options.batchSize && end === this.waiting.length) break;
-      const batch = this.waiting.slice(this.head, end);
+    while (this.waiting.length > 0 && this.inFlight.size < maxInFlight) {
+      const batch = this.waiting[0]!;
+      if (fullOnly && !batch.closed) break;
       const batchId = randomUUID();
-      if (!this.send(encodeBatch(batchId, batch))) return;
-      this.head = end;
-      this.waitingBytes -= bytes;
+      if (!this.send(batch.message(batchId))) return;
+      batch.closed = true;
+      this.waiting.shift();
+      this.waitingRecords -= batch.count;
+      this.waitingBytes -= batch.bytes;
       this.inFlight.set(batchId, batch);
-      this.stats.sent += batch.length;
+      this.stats.sent += batch.count;
     }
-    this.compact();
     this.checkDrained();
   }
 
@@ -140,7 +151,8 @@ export class LogQueue {
     if (!batch) return;
     this.inFlight.delete(batchId);
     this.nackDelayMs = 0;
-    this.stats.acknowledged += batch.length;
+    this.stats.acknowledged += batch.count;
+    batch.release();
     this.checkDrained();
   }
 
@@ -152,25 +164,28 @@ export class LogQueue {
     this.stats.nacked++;
     this.nackDelayMs = Math.min(NACK_BACKOFF_CAP_MS, Math.max(NACK_BACKOFF_START_MS, this.nackDelayMs * 2));
     this.retryAt = Date.now() + this.nackDelayMs;
-    this.requeue(batch);
+    this.requeue([batch]);
   }
 
   /** The link dropped: every unacknowledged batch goes back to the front, oldest first. */
   linkLost(): void {
     const batches = [...this.inFlight.values()];
     this.inFlight.clear();
-    for (let i = batches.length - 1; i >= 0; i--) this.requeue(batches[i]!);
+    this.requeue(batches);
   }
 
-  private requeue(batch: Buffer[]): void {
-    this.waiting = batch.concat(this.waiting.slice(this.head));
-    this.head = 0;
-    for (const e of batch) this.waitingBytes += e.length;
+  /** Puts sent batches (oldest first) back in front of the waiting ones. */
+  private requeue(batches: LogBatch[]): void {
+    this.waiting = batches.concat(this.waiting);
+    for (const b of batches) {
+      this.waitingRecords += b.count;
+      this.waitingBytes += b.bytes;
+    }
     this.enforceBounds();
   }
 
   private checkDrained(): void {
-    if (this.size() === 0 && this.inFlight.size === 0) {
+    if (this.waitingRecords === 0 && this.inFlight.size === 0) {
       const waiters = this.drainWaiters;
       this.drainWaiters = [];
       for (const w of waiters) w();
@@ -179,7 +194,7 @@ export class LogQueue {
 
   /** Resolves when every queued record is acknowledged, or after `timeoutMs` (false then). */
   drained(timeoutMs: number): Promise<boolean> {
-    if (this.size() === 0 && this.inFlight.size === 0) return Promise.resolve(true);
+    if (this.waitingRecords === 0 && this.inFlight.size === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(false), timeoutMs);
       this.drainWaiters.push(() => {
@@ -192,7 +207,7 @@ export class LogQueue {
   /** Current counters. */
   getStats(): LogQueueStats {
     let inFlight = 0;
-    for (const b of this.inFlight.values()) inFlight += b.length;
-    return { queued: this.size(), queuedBytes: this.waitingBytes, inFlight, ...this.stats };
+    for (const b of this.inFlight.values()) inFlight += b.count;
+    return { queued: this.waitingRecords, queuedBytes: this.waitingBytes, inFlight, ...this.stats };
   }
 }

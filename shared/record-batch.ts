@@ -24,7 +24,8 @@
 export const RECORD_BATCH_VERSION = 1;
 const ID_BYTES = 36;
 const NONE = 0xffffffff;
-const HEADER_BYTES = 1 + ID_BYTES + 4;
+/** Bytes of a batch's header: version, id, record count. */
+export const BATCH_HEADER_BYTES = 1 + ID_BYTES + 4;
 
 /** One record, encoded: its head's JSON bytes and its raw bodies (null: none). */
 export interface EncodedRecord {
@@ -36,6 +37,29 @@ export interface EncodedRecord {
 /** One record as decoded: views into the message (no copies). */
 export type DecodedRecord = EncodedRecord;
 
+/** Bytes of a record's wire form besides its head and bodies (three u32 lengths). */
+export const RECORD_OVERHEAD = 12;
+
+/**
+ * Bytes of one record's wire form (what {@link writeRecord} writes).
+ * @param headBytes UTF-8 bytes of the head's JSON text.
+ */
+export function recordSize(headBytes: number, requestBody: Buffer | null, responseBody: Buffer | null): number {
+  return RECORD_OVERHEAD + headBytes + (requestBody?.length ?? 0) + (responseBody?.length ?? 0);
+}
+
+/**
+ * Writes one record's wire form into `out` at `at` (the caller made room: {@link recordSize}).
+ * @param head the record's head, a JSON object text of `headBytes` UTF-8 bytes.
+ * @returns the offset after the record.
+ */
+export function writeRecord(out: Buffer, at: number, head: string, headBytes: number, requestBody: Buffer | null, responseBody: Buffer | null): number {
+  out.writeUInt32BE(headBytes, at);
+  out.write(head, at + 4, headBytes, 'utf8');
+  at = writePart(out, at + 4 + headBytes, requestBody);
+  return writePart(out, at, responseBody);
+}
+
 /**
  * Encodes one record's parts into its wire bytes (what a batch concatenates).
  * @param head the record's head, a JSON object text.
@@ -43,13 +67,8 @@ export type DecodedRecord = EncodedRecord;
  */
 export function encodeRecord(head: string, requestBody: Buffer | null, responseBody: Buffer | null): Buffer {
   const headBytes = Buffer.byteLength(head);
-  const size = 12 + headBytes + (requestBody?.length ?? 0) + (responseBody?.length ?? 0);
-  const out = Buffer.allocUnsafe(size);
-  out.writeUInt32BE(headBytes, 0);
-  out.write(head, 4, headBytes, 'utf8');
-  let at = 4 + headBytes;
-  at = writePart(out, at, requestBody);
-  writePart(out, at, responseBody);
+  const out = Buffer.allocUnsafe(recordSize(headBytes, requestBody, responseBody));
+  writeRecord(out, 0, head, headBytes, requestBody, responseBody);
   return out;
 }
 
@@ -64,17 +83,27 @@ function writePart(out: Buffer, at: number, part: Buffer | null): number {
 }
 
 /**
+ * Writes a batch's header (version, id, record count) into the first {@link BATCH_HEADER_BYTES}
+ * bytes of `out`, in front of records written there by {@link writeRecord}.
+ * @param batchId a UUID (36 ASCII characters).
+ * @throws {RangeError} when `batchId` is not 36 ASCII bytes.
+ */
+export function writeBatchHeader(out: Buffer, batchId: string, count: number): void {
+  if (batchId.length !== ID_BYTES || !/^[\x21-\x7e]*$/.test(batchId)) throw new RangeError('batchId must be 36 ASCII characters (a UUID)');
+  out.writeUInt8(RECORD_BATCH_VERSION, 0);
+  out.write(batchId, 1, ID_BYTES, 'latin1');
+  out.writeUInt32BE(count, 1 + ID_BYTES);
+}
+
+/**
  * The batch message of records encoded by {@link encodeRecord}.
  * @param batchId a UUID (36 ASCII characters).
  * @throws {RangeError} when `batchId` is not 36 ASCII bytes.
  */
 export function encodeBatch(batchId: string, records: readonly Buffer[]): Buffer {
-  if (batchId.length !== ID_BYTES || !/^[\x21-\x7e]*$/.test(batchId)) throw new RangeError('batchId must be 36 ASCII characters (a UUID)');
-  const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt8(RECORD_BATCH_VERSION, 0);
-  header.write(batchId, 1, ID_BYTES, 'latin1');
-  header.writeUInt32BE(records.length, 1 + ID_BYTES);
-  let size = HEADER_BYTES;
+  const header = Buffer.allocUnsafe(BATCH_HEADER_BYTES);
+  writeBatchHeader(header, batchId, records.length);
+  let size = BATCH_HEADER_BYTES;
   for (const r of records) size += r.length;
   return Buffer.concat([header, ...records], size);
 }
@@ -85,12 +114,12 @@ export function encodeBatch(batchId: string, records: readonly Buffer[]): Buffer
  * @throws {RangeError} naming what is wrong when the message is not a whole batch of this version.
  */
 export function decodeBatch(message: Buffer): { batchId: string; records: DecodedRecord[] } {
-  if (message.length < HEADER_BYTES) throw new RangeError('record batch: shorter than its header');
+  if (message.length < BATCH_HEADER_BYTES) throw new RangeError('record batch: shorter than its header');
   if (message[0] !== RECORD_BATCH_VERSION) throw new RangeError(`record batch: version ${message[0]} (expected ${RECORD_BATCH_VERSION})`);
   const batchId = message.toString('latin1', 1, 1 + ID_BYTES);
   const count = message.readUInt32BE(1 + ID_BYTES);
   const records: DecodedRecord[] = [];
-  let at = HEADER_BYTES;
+  let at = BATCH_HEADER_BYTES;
   const part = (what: string, nullable: boolean): Buffer | null => {
     if (at + 4 > message.length) throw new RangeError(`record batch: record ${records.length} cut before its ${what}`);
     const length = message.readUInt32BE(at);
