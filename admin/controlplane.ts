@@ -218,13 +218,13 @@ const BATCH_ID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
  * Stores a binary record batch (shared/record-batch.ts), as {@link storeBatch}. A batch of a
  * layout version this admin does not read (a newer proxy's) is refused with `records.nack`: the
  * proxy keeps it and retries, with backoff, until an admin that reads it is up (no record lost). A
- * message of this version that does not decode is logged and, when its batch id is readable,
+ * message of a version it reads (shared/record-batch.ts) that does not decode is logged and, when its batch id is readable,
  * acknowledged with 0 stored and its records counted rejected: a nack would have the proxy re-send
  * the same broken bytes forever.
  */
 function storeBinaryBatch(links: Links, link: Link, message: Buffer): Promise<void> {
   const batchId = message.length >= 37 ? message.toString('latin1', 1, 37) : '';
-  if (message.length > 0 && message[0] !== RECORD_BATCH_VERSION && BATCH_ID_RE.test(batchId)) {
+  if (message.length > 0 && message[0]! > RECORD_BATCH_VERSION && BATCH_ID_RE.test(batchId)) {
     links.logger.error({ version: message[0], supported: RECORD_BATCH_VERSION }, 'a proxy sent a record batch of a newer layout; upgrade admin (the proxy keeps the records and retries)');
     links.send(link, { type: 'records.nack', batchId, error: `record batch version ${message[0]} not supported` });
     return Promise.resolve();

@@ -5,6 +5,7 @@
  * text is never serialized again.
  */
 import type { DecodedRecord } from '../shared/record-batch.ts';
+import { recordFromHead } from '../shared/record-head.ts';
 import { jsonbSafeText } from './jsonb-text.ts';
 
 /**
@@ -39,12 +40,15 @@ function readBody(bytes: Buffer): { value: unknown; text: string | null | undefi
 }
 
 /**
- * Reads one decoded record: the head's JSON with the raw bodies set as its `requestBody` and
- * `responseBody` members (a head that is no object is returned as it is; validation rejects it).
+ * Reads one decoded record: the head's JSON (a positional head turned into the record object, see
+ * shared/record-head.ts) with the raw bodies set as its `requestBody` and `responseBody` members (a
+ * head that is no object is returned as it is; validation rejects it).
  * @throws {SyntaxError} when the head is not JSON.
+ * @throws {RangeError} when the head is an array of the wrong length.
  */
 export function readDecodedRecord(decoded: DecodedRecord): ReadRecord {
-  const record: unknown = JSON.parse(decoded.head.toString('utf8'));
+  const parsed: unknown = JSON.parse(decoded.head.toString('utf8'));
+  const record = Array.isArray(parsed) ? recordFromHead(parsed) : parsed;
   const texts: BodyTexts = {};
   if (!record || typeof record !== 'object' || Array.isArray(record)) return { record, texts };
   const r = record as Record<string, unknown>;

@@ -304,7 +304,7 @@ export async function ingestRecords(sql: Sql, organizationId: string, records: u
 /**
  * As {@link ingestRecords}, for the records of a binary batch (shared/record-batch.ts): each head
  * is parsed and the raw bodies' JSON texts are stored as they arrived (admin/decoded-record.ts). A
- * record whose head is not JSON is rejected.
+ * record whose head is not JSON, or a positional head of the wrong length, is rejected.
  * @throws as {@link ingestRecords}.
  */
 export async function ingestDecodedRecords(sql: Sql, organizationId: string, records: readonly DecodedRecord[]): Promise<IngestResult> {
@@ -314,7 +314,8 @@ export async function ingestDecodedRecords(sql: Sql, organizationId: string, rec
     try {
       read = readDecodedRecord(decoded);
     } catch (err) {
-      reject(batch, `(record): head is not JSON: ${(err as Error).message}`);
+      const what = err instanceof SyntaxError ? 'head is not JSON' : 'head is unreadable';
+      reject(batch, `(record): ${what}: ${(err as Error).message}`);
       continue;
     }
     prepareRecord(batch, organizationId, read.record, read.texts);

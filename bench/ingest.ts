@@ -30,6 +30,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import postgres from 'postgres';
 import { encodeBatch, encodeRecord } from '../shared/record-batch.ts';
+import { HEAD_MEMBERS } from '../shared/record-head.ts';
 import { CHAT_BODY } from './requests.ts';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string?]));
@@ -89,8 +90,10 @@ function message(organizationId: string, count: number, offset: number): string 
   const usage = JSON.stringify((JSON.parse(RESPONSE_TEXT) as { usage: unknown }).usage);
   const parts: Array<string | Buffer> = [];
   for (let i = 0; i < count; i++) {
-    const h = JSON.stringify(head(organizationId, offset + i));
-    if (MODE === 'binary') parts.push(encodeRecord(h, Buffer.from(REQUEST_TEXT), Buffer.from(RESPONSE_TEXT)));
+    const record = head(organizationId, offset + i);
+    const h = JSON.stringify(record);
+    // Binary: the positional head (shared/record-head.ts), as the proxy writes it.
+    if (MODE === 'binary') parts.push(encodeRecord(JSON.stringify(HEAD_MEMBERS.map((m) => record[m])), Buffer.from(REQUEST_TEXT), Buffer.from(RESPONSE_TEXT)));
     // As the older proxy's log queue spliced the bodies' texts into the record's JSON.
     else parts.push(`${h.slice(0, -1).replace('"usage":null', `"usage":${usage}`)},"requestBody":${REQUEST_TEXT},"responseBody":${RESPONSE_TEXT}}`);
   }

@@ -70,7 +70,8 @@ export class LogQueue {
   /**
    * Queues a record; drops the oldest waiting records when a bound is reached. A record that cannot
    * be serialized is dropped (and counted) rather than thrown to the caller.
-   * @param head the record without the bodies given raw (serialized here with JSON.stringify).
+   * @param head the record without the bodies given raw: its positional head (shared/record-head.ts),
+   *   or a record object; serialized here with JSON.stringify.
    * @param requestBody the client's body as received, valid JSON, logged as these bytes; null: the
    *   head's `requestBody` stands.
    * @param responseBody the provider's non-streamed body as it reached the client (unchecked;
@@ -80,7 +81,7 @@ export class LogQueue {
     let json: string;
     try {
       json = JSON.stringify(head);
-      if (typeof json !== 'string' || json[0] !== '{') throw new TypeError('a log record must be a JSON object');
+      if (typeof json !== 'string' || (json[0] !== '[' && json[0] !== '{')) throw new TypeError('a log record head must be a JSON array or object');
     } catch {
       this.stats.dropped++;
       this.stats.unserializable++;

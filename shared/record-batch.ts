@@ -3,15 +3,19 @@
  * message per batch). Bodies travel as the bytes the proxy already holds: the client's request body
  * as received and a non-streamed response body as it reached the client, never parsed or
  * serialized again on the proxy. The rest of a record (its "head": the {@link LogRecord} members
- * other than those raw bodies) is one JSON text.
+ * other than those raw bodies) is one JSON text: since version 2 the positional head of
+ * shared/record-head.ts (a JSON array, as this proxy writes it); version 1 had the record object,
+ * which admin still reads (in a batch of either version), so an older proxy's batches are stored.
+ * A newer admin is needed for a newer version: an older one refuses such a batch with a negative
+ * ack, and the proxy keeps it and retries.
  *
  * Layout (integers unsigned, big-endian):
  * ```
- * u8       version (1)
+ * u8       version (2; 1 is read too)
  * 36 B     batch id (ASCII, a UUID)
  * u32      record count
  * per record:
- *   u32    head length, then the head (UTF-8 JSON object)
+ *   u32    head length, then the head (UTF-8 JSON: an array of HEAD_MEMBERS' values, or an object)
  *   u32    request body length, then its bytes; 0xFFFFFFFF: none (the head's `requestBody` stands)
  *   u32    response body length, then its bytes; 0xFFFFFFFF: none (the head's `responseBody` stands)
  * ```
@@ -20,8 +24,10 @@
  * as `{ "raw": text }`; when the head's `usage` is null, admin reads the body's `usage`.
  */
 
-/** Version byte of the layout above. */
-export const RECORD_BATCH_VERSION = 1;
+/** Version byte of the layout above, as written. */
+export const RECORD_BATCH_VERSION = 2;
+/** The oldest version {@link decodeBatch} reads. */
+export const OLDEST_RECORD_BATCH_VERSION = 1;
 const ID_BYTES = 36;
 const NONE = 0xffffffff;
 /** Bytes of a batch's header: version, id, record count. */
@@ -115,7 +121,10 @@ export function encodeBatch(batchId: string, records: readonly Buffer[]): Buffer
  */
 export function decodeBatch(message: Buffer): { batchId: string; records: DecodedRecord[] } {
   if (message.length < BATCH_HEADER_BYTES) throw new RangeError('record batch: shorter than its header');
-  if (message[0] !== RECORD_BATCH_VERSION) throw new RangeError(`record batch: version ${message[0]} (expected ${RECORD_BATCH_VERSION})`);
+  const version = message[0]!;
+  if (version < OLDEST_RECORD_BATCH_VERSION || version > RECORD_BATCH_VERSION) {
+    throw new RangeError(`record batch: version ${version} (expected ${OLDEST_RECORD_BATCH_VERSION} to ${RECORD_BATCH_VERSION})`);
+  }
   const batchId = message.toString('latin1', 1, 1 + ID_BYTES);
   const count = message.readUInt32BE(1 + ID_BYTES);
   const records: DecodedRecord[] = [];

@@ -19,7 +19,8 @@ import { createOrganization } from '../admin/organizations.ts';
 import { createApiKey } from '../admin/resources/api-keys/store.ts';
 import { copyField, copyText } from '../admin/request-log-copy.ts';
 import { jsonbSafeText } from '../admin/jsonb-text.ts';
-import { decodeBatch, encodeBatch, encodeRecord } from '../shared/record-batch.ts';
+import { decodeBatch, encodeBatch, encodeRecord, RECORD_BATCH_VERSION } from '../shared/record-batch.ts';
+import { HEAD_MEMBERS } from '../shared/record-head.ts';
 import type { LogRecord } from '../shared/record.ts';
 import { createTestDatabase, type TestDatabase } from './support/db.ts';
 import { logRecord } from './rest-support.ts';
@@ -44,10 +45,21 @@ function jsonRecord(rec: LogRecord, requestText: string, responseText: string): 
   return JSON.parse(JSON.stringify({ ...rec, requestBody: JSON.parse(requestText), responseBody, usage })) as LogRecord;
 }
 
-/** The same record as a binary batch carries it: head without bodies (usage null), raw bodies. */
+/** The record's head without bodies (usage null), as an object: an older (version 1) proxy's head. */
+function objectHead(rec: LogRecord): string {
+  return JSON.stringify({ ...rec, requestBody: undefined, responseBody: undefined, usage: null });
+}
+
+/** The same record as a binary batch carries it: the positional head (shared/record-head.ts), raw bodies. */
 function binaryRecord(rec: LogRecord, requestText: string, responseText: string): Buffer {
-  const head = JSON.stringify({ ...rec, requestBody: undefined, responseBody: undefined, usage: null });
+  const head = recordHead({ ...rec, requestBody: undefined, responseBody: undefined, usage: null });
   return encodeRecord(head, Buffer.from(requestText), Buffer.from(responseText));
+}
+
+/** A record's positional head text, as the proxy writes it (which always says whether the cache was asked for). */
+function recordHead(rec: Partial<LogRecord>): string {
+  const full: Partial<LogRecord> = { cacheEnabled: false, ...rec };
+  return JSON.stringify(HEAD_MEMBERS.map((m) => full[m]));
 }
 
 /** A stored row without its id and its updated_at (now() when stored), as JSON (every column, jsonb as jsonb). */
@@ -147,9 +159,29 @@ describe('binary record batches', () => {
 
   test('a head that is not JSON or not a record is rejected, the others stored', async () => {
     const good = logRecord(org);
-    const batch = decodeBatch(encodeBatch(randomUUID(), [encodeRecord('{not json', null, null), encodeRecord('[1]', null, null), binaryRecord(good, '{}', CHAT_RESPONSE)]));
+    const short = JSON.stringify(JSON.parse(recordHead(logRecord(org))).slice(0, -1));
+    const batch = decodeBatch(encodeBatch(randomUUID(), [encodeRecord('{not json', null, null), encodeRecord('[1]', null, null), encodeRecord(short, null, null), binaryRecord(good, '{}', CHAT_RESPONSE)]));
     const result = await ingestDecodedRecords(db.sql, org, batch.records);
-    assert.deepEqual([result.stored, result.rejected], [1, 2]);
+    assert.deepEqual([result.stored, result.rejected], [1, 3]);
+    assert.match(result.errors.join('\n'), new RegExp(`head is unreadable: a positional record head has ${HEAD_MEMBERS.length} members, this one ${HEAD_MEMBERS.length - 1}`));
+  });
+
+  test('a version-1 batch (an older proxy\'s, object heads) stores the row a positional head stores', async () => {
+    const base = logRecord(org, { sessionId: 's-1', removedMembers: ['a.b'], wireFormat: 'openai-chat', cacheEnabled: true });
+    const positional = { ...base, requestId: randomUUID() };
+    const older = { ...base, requestId: randomUUID() };
+    const v1 = Buffer.from(encodeBatch(randomUUID(), [encodeRecord(objectHead(older), Buffer.from('{"messages":[]}'), Buffer.from(CHAT_RESPONSE))]));
+    v1[0] = 1;
+    const v2 = encodeBatch(randomUUID(), [binaryRecord(positional, '{"messages":[]}', CHAT_RESPONSE)]);
+    assert.equal(v2[0], RECORD_BATCH_VERSION);
+    for (const message of [v1, v2]) {
+      const result = await ingestDecodedRecords(db.sql, org, decodeBatch(message).records);
+      assert.deepEqual([result.stored, result.rejected], [1, 0], result.errors.join('; '));
+    }
+    const a = await storedRow(db, older.requestId);
+    const b = await storedRow(db, positional.requestId);
+    assert.deepEqual({ ...b, request_id: null }, { ...a, request_id: null });
+    assert.equal(b.session_id, 's-1');
   });
 });
 
@@ -250,9 +282,9 @@ describe('control plane: binary batches', () => {
   test('a batch of a newer layout version is refused with a nack, so the proxy keeps its records and retries', async () => {
     const batchId = randomUUID();
     const newer = Buffer.from(encodeBatch(batchId, [binaryRecord(logRecord(org), '{}', CHAT_RESPONSE)]));
-    newer[0] = 2;
+    newer[0] = RECORD_BATCH_VERSION + 1;
     const reply = await send(newer, batchId);
     assert.equal(reply.type, 'records.nack');
-    assert.match(String(reply.error), /version 2 not supported/);
+    assert.match(String(reply.error), new RegExp(`version ${RECORD_BATCH_VERSION + 1} not supported`));
   });
 });

@@ -13,7 +13,8 @@ import { countTokens } from '../proxy/endpoints/count-tokens.ts';
 import { applyChatViewEdits, messagesChatView } from '../proxy/endpoints/messages-chat-view.ts';
 import { messages } from '../proxy/endpoints/messages.ts';
 import { GatewayError } from '../proxy/errors.ts';
-import { buildLogRecord } from '../proxy/observers/log-record.ts';
+import { buildLogRecordHead } from '../proxy/observers/log-record.ts';
+import { recordFromHead } from '../shared/record-head.ts';
 import { ResponseRecorder } from '../proxy/observers/response-recorder.ts';
 import { fail } from '../proxy/pipeline/fail.ts';
 import { SUSPEND } from '../proxy/pipeline/pipeline.ts';
@@ -25,6 +26,9 @@ import { tokenLimit } from '../proxy/stages/token-limit.ts';
 import { translate } from '../proxy/stages/translate.ts';
 import { validate } from '../proxy/stages/validate.ts';
 import { closeRuntime, fakeControlPlane, makeContext, makeRuntime, type RequestSpec } from './support/stage-context.ts';
+
+/** The record object of the positional head the log-record observer queues. */
+const buildLogRecord = (...args: Parameters<typeof buildLogRecordHead>) => recordFromHead(buildLogRecordHead(...args));
 
 const FIXTURES = new URL('./fixtures/', import.meta.url);
 const fixture = (p: string): Buffer => readFileSync(new URL(p, FIXTURES));

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { embeddings } from '../proxy/endpoints/embeddings.ts';
 import { defineObservers, responseChunk, responseStarted } from '../proxy/observers/dispatch.ts';
-import { buildLogRecord } from '../proxy/observers/log-record.ts';
+import { buildLogRecordHead } from '../proxy/observers/log-record.ts';
+import { HEAD_MEMBERS, recordFromHead } from '../shared/record-head.ts';
+import { LogRecordSchema } from '../shared/record.ts';
 import { ResponseRecorder } from '../proxy/observers/response-recorder.ts';
 import type { ResponseObserver } from '../proxy/observers/types.ts';
 import { finish } from '../proxy/pipeline/finish.ts';
@@ -17,6 +19,9 @@ import { validate } from '../proxy/stages/validate.ts';
 import { GatewayError } from '../proxy/errors.ts';
 import { accessLogObserver } from '../proxy/observers/access-log.ts';
 import { closeRuntime, makeContext, makeRuntime } from './support/stage-context.ts';
+
+/** The record object of the positional head the log-record observer queues. */
+const buildLogRecord = (...args: Parameters<typeof buildLogRecordHead>) => recordFromHead(buildLogRecordHead(...args));
 
 const calls: string[] = [];
 const first: ResponseObserver = { name: 'first', onResponseStart: (_c, s) => void calls.push(`first.start:${s}`), onFinish: (c) => void calls.push(`first.finish:${c.outcomeStatus}`) };
@@ -90,4 +95,42 @@ test('the log record names the endpoint kind; a 2xx JSON answer goes as its byte
   const failed = new ResponseRecorder(false, 1 << 20, embeddings);
   failed.push(Buffer.from('{"error":{"message":"over"},"usage":{"prompt_tokens":3,"total_tokens":3}}'));
   assert.deepEqual(buildLogRecord(ctx, failed.finish(400)).usage, { prompt_tokens: 3, total_tokens: 3 });
+});
+
+test('the positional head: HEAD_MEMBERS names every record member once, and each value lands on its member', () => {
+  const schemaMembers = Object.keys(LogRecordSchema.schema).sort();
+  assert.deepEqual([...HEAD_MEMBERS].sort(), schemaMembers);
+  assert.equal(new Set(HEAD_MEMBERS).size, HEAD_MEMBERS.length);
+  // Every string member gets a value of its own, so two members swapped in the head cannot pass.
+  const ctx = makeContext(gw, {
+    path: '/ai/chat/completions',
+    headers: { 'Svc-Model-Override': 'override-1', 'Svc-User-Id': 'user-1', 'Svc-Property-Team': 'team-1', 'Svc-Session-Id': 'session-1', 'Svc-Session-Path': '/path-1', 'Svc-Session-Name': 'name-1' },
+    body: { model: 'openai/gpt-4o-mini', messages: [] },
+  });
+  route(ctx);
+  validate(ctx);
+  Object.assign(ctx, {
+    key: { hash: 'h', keyId: 'key-1', organizationId: 'org-1' },
+    provider: 'openai',
+    requestModel: 'request-model-1',
+    model: 'model-sent-1',
+    error: 'error-1',
+    attempts: [{ provider: 'openai', status: 502, latencyMs: 3 }],
+    cache: { key: 'k', ttlMs: 1, bucketMax: 1, hitOf: 'hit-of-1', chunks: null, bytes: 0, streamed: false, replay: null, replayAt: 0 },
+  });
+  ctx.status = 502;
+  ctx.res.end();
+  finish(ctx);
+  const r = buildLogRecord(ctx, null);
+  assert.deepEqual(
+    [r.requestId, r.organizationId, r.apiKeyId, r.path, r.provider, r.requestModel, r.modelSent, r.modelOverride, r.userId, { ...(r.properties as object) }, r.error],
+    [ctx.id, 'org-1', 'key-1', '/ai/chat/completions', 'openai', 'request-model-1', 'model-sent-1', 'override-1', 'user-1', { team: 'team-1' }, 'error-1'],
+  );
+  assert.deepEqual([r.sessionId, r.sessionPath, r.sessionName, r.endpoint, r.cacheEnabled, r.cacheReferenceId], ['session-1', '/path-1', 'name-1', 'chat', true, 'hit-of-1']);
+  assert.deepEqual([r.status, r.streamed, r.clientClosed, r.bodyTruncated, r.createdAt], [502, false, false, false, ctx.createdAt]);
+  assert.deepEqual(r.attempts, [{ provider: 'openai', status: 502, latencyMs: 3 }]);
+  assert.deepEqual(r.requestBody, { model: 'override-1', messages: [] }, 'the overridden body is logged as an object, not as the bytes received');
+  assert.equal(typeof r.delayMs, 'number');
+  const sent = recordFromHead(JSON.parse(JSON.stringify(buildLogRecordHead(ctx, null))));
+  assert.equal(LogRecordSchema.validate({ ...sent, requestBody: {} })[0], undefined, 'the head as JSON is a valid record');
 });

@@ -9,48 +9,53 @@
  * format spoken, and the cache: whether the request asked for it, and the request a hit's answer came from.
  */
 import type { LogRecord } from '../../shared/record.ts';
+import type { LogRecordHead } from '../../shared/record-head.ts';
 import { logHeaders, MAX_SESSION_ID, MAX_SESSION_PATH, sessionHeaders } from '../pipeline/headers.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { ResponseRecorder, type RecordedResponse } from './response-recorder.ts';
 import type { ResponseObserver } from './types.ts';
 
 /**
- * The log record of a finished request (`rec`: what the recorder kept of the response, or null).
- * Bodies the queue carries as their bytes (the client's JSON body as received, a non-streamed 2xx
- * answer) are left out here (`undefined`); see shared/record-batch.ts.
+ * The log record of a finished request (`rec`: what the recorder kept of the response, or null), as
+ * its positional head (shared/record-head.ts: the values in `HEAD_MEMBERS` order, which the queue
+ * serializes as a JSON array). Bodies the queue carries as their bytes (the client's JSON body as
+ * received, a non-streamed 2xx answer) are left out here (`undefined`); see shared/record-batch.ts.
+ * `recordFromHead` turns it into the {@link LogRecord} object.
  */
-export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null): LogRecord {
+export function buildLogRecordHead(ctx: RequestContext, rec: RecordedResponse | null): LogRecordHead {
   const key = ctx.key!;
   const headers = logHeaders(ctx.req);
-  return {
-    requestId: ctx.id,
-    organizationId: key.organizationId,
-    apiKeyId: key.keyId,
-    createdAt: ctx.createdAt,
-    responseCreatedAt: ctx.responseAtMs !== null ? ctx.createdAt + (ctx.responseAtMs - ctx.startMs) : null,
-    path: ctx.path,
-    targetUrl: ctx.upstream ? ctx.upstream.url.href : null,
-    provider: ctx.provider,
-    requestModel: ctx.requestModel,
-    modelSent: ctx.model,
-    // As the client sent them (the provider got its own headers, never these).
-    modelOverride: headers.modelOverride,
-    userId: headers.userId,
-    properties: headers.properties,
-    status: ctx.outcomeStatus,
-    streamed: ctx.body?.stream === true,
-    delayMs: ctx.endMs - ctx.startMs,
-    timeToFirstTokenMs: ctx.firstByteMs !== null ? ctx.firstByteMs - ctx.startMs : null,
-    requestBody: ctx.rawBodyLogged ? undefined : ctx.clientBody,
-    responseBody: rec?.raw ? undefined : (rec?.body ?? null),
-    bodyTruncated: rec?.truncated ?? false,
-    usage: (rec?.usage as LogRecord['usage']) ?? null,
-    error: ctx.error ?? rec?.error ?? (ctx.clientClosed ? 'client closed the connection' : null),
-    clientClosed: ctx.clientClosed,
-    prompt: ctx.prompt
+  const session = sessionOf(ctx, headers.clientSessionId);
+  // One value per HEAD_MEMBERS entry, in its order (the type checks each position's type).
+  return [
+    ctx.id,
+    key.organizationId,
+    key.keyId,
+    ctx.createdAt,
+    ctx.responseAtMs !== null ? ctx.createdAt + (ctx.responseAtMs - ctx.startMs) : null,
+    ctx.path,
+    ctx.upstream ? ctx.upstream.url.href : null,
+    ctx.provider,
+    ctx.requestModel,
+    ctx.model,
+    // modelOverride, userId, properties: as the client sent them (the provider got its own headers, never these).
+    headers.modelOverride,
+    headers.userId,
+    headers.properties,
+    ctx.outcomeStatus,
+    ctx.body?.stream === true,
+    ctx.endMs - ctx.startMs,
+    ctx.firstByteMs !== null ? ctx.firstByteMs - ctx.startMs : null,
+    ctx.rawBodyLogged ? undefined : ctx.clientBody,
+    rec?.raw ? undefined : (rec?.body ?? null),
+    rec?.truncated ?? false,
+    (rec?.usage as LogRecord['usage']) ?? null,
+    ctx.error ?? rec?.error ?? (ctx.clientClosed ? 'client closed the connection' : null),
+    ctx.clientClosed,
+    ctx.prompt
       ? { promptId: ctx.prompt.promptId, versionId: ctx.prompt.versionId, version: ctx.prompt.version, environment: ctx.prompt.environment, inputs: ctx.prompt.inputs }
       : null,
-    tokenLimit: ctx.tokenLimit
+    ctx.tokenLimit
       ? {
           handler: ctx.tokenLimit.handler,
           tokensBefore: ctx.tokenLimit.tokensBefore,
@@ -60,14 +65,16 @@ export function buildLogRecord(ctx: RequestContext, rec: RecordedResponse | null
           skipped: ctx.tokenLimit.skipped ?? null,
         }
       : null,
-    attempts: ctx.attempts,
-    endpoint: ctx.kind.name as LogRecord['endpoint'],
-    ...sessionOf(ctx, headers.clientSessionId),
-    removedMembers: ctx.call?.removed?.length ? ctx.call.removed : null,
-    wireFormat: ctx.binding?.wireFormat ?? null,
-    cacheEnabled: ctx.cache !== null,
-    cacheReferenceId: ctx.cache?.hitOf ?? null,
-  };
+    ctx.attempts,
+    ctx.kind.name as LogRecord['endpoint'],
+    session.sessionId,
+    session.sessionPath,
+    session.sessionName,
+    ctx.call?.removed?.length ? ctx.call.removed : null,
+    ctx.binding?.wireFormat ?? null,
+    ctx.cache !== null,
+    ctx.cache?.hitOf ?? null,
+  ];
 }
 
 /**
@@ -114,6 +121,6 @@ export const logRecordObserver: ResponseObserver = {
     const controlPlane = ctx.gw.controlPlane;
     if (!ctx.key || !ctx.body || !controlPlane || !ctx.kind.logged) return;
     const rec = ctx.recorder?.finish(ctx.status) ?? null;
-    controlPlane.queue.push(buildLogRecord(ctx, rec), ctx.rawBodyLogged ? ctx.rawBody : null, rec?.raw ?? null);
+    controlPlane.queue.push(buildLogRecordHead(ctx, rec), ctx.rawBodyLogged ? ctx.rawBody : null, rec?.raw ?? null);
   },
 };
