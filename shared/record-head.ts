@@ -62,13 +62,50 @@ type HeadValue<M> = M extends 'requestBody' | 'responseBody' ? unknown : M exten
 
 /**
  * The record object of a positional head (validated later against LogRecordSchema, as any record).
+ * Written as one object literal, in {@link HEAD_MEMBERS} order (test/stage-observers.test.ts checks
+ * that each member reads its own position): assigning the members by name in a loop took 2 µs per
+ * record on admin, the literal a tenth of that.
  * @param head a parsed head: an array of {@link HEAD_MEMBERS}.length values.
  * @throws {RangeError} naming what is wrong when `head` is no array of that length.
  */
 export function recordFromHead(head: unknown): Record<string, unknown> {
   if (!Array.isArray(head)) throw new RangeError('a positional record head must be a JSON array');
   if (head.length !== HEAD_MEMBERS.length) throw new RangeError(`a positional record head has ${HEAD_MEMBERS.length} members, this one ${head.length}`);
-  const record: Record<string, unknown> = {};
-  for (let i = 0; i < HEAD_MEMBERS.length; i++) record[HEAD_MEMBERS[i]!] = head[i];
-  return record;
+  const h = head as unknown[];
+  return {
+    requestId: h[0],
+    organizationId: h[1],
+    apiKeyId: h[2],
+    createdAt: h[3],
+    responseCreatedAt: h[4],
+    path: h[5],
+    targetUrl: h[6],
+    provider: h[7],
+    requestModel: h[8],
+    modelSent: h[9],
+    modelOverride: h[10],
+    userId: h[11],
+    properties: h[12],
+    status: h[13],
+    streamed: h[14],
+    delayMs: h[15],
+    timeToFirstTokenMs: h[16],
+    requestBody: h[17],
+    responseBody: h[18],
+    bodyTruncated: h[19],
+    usage: h[20],
+    error: h[21],
+    clientClosed: h[22],
+    prompt: h[23],
+    tokenLimit: h[24],
+    attempts: h[25],
+    endpoint: h[26],
+    sessionId: h[27],
+    sessionPath: h[28],
+    sessionName: h[29],
+    removedMembers: h[30],
+    wireFormat: h[31],
+    cacheEnabled: h[32],
+    cacheReferenceId: h[33],
+  };
 }

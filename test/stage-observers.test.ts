@@ -101,6 +101,10 @@ test('the positional head: HEAD_MEMBERS names every record member once, and each
   const schemaMembers = Object.keys(LogRecordSchema.schema).sort();
   assert.deepEqual([...HEAD_MEMBERS].sort(), schemaMembers);
   assert.equal(new Set(HEAD_MEMBERS).size, HEAD_MEMBERS.length);
+  // recordFromHead reads each member from its own position.
+  const read = recordFromHead(HEAD_MEMBERS.map((_, i) => i));
+  assert.deepEqual(Object.keys(read), [...HEAD_MEMBERS]);
+  HEAD_MEMBERS.forEach((m, i) => assert.equal(read[m], i, m));
   // Every string member gets a value of its own, so two members swapped in the head cannot pass.
   const ctx = makeContext(gw, {
     path: '/ai/chat/completions',
