@@ -92,6 +92,12 @@ interface Stack {
   proxy: Started;
   /** With {@link StackOptions.authProxy}: a second gateway, `svc.features: auth`, same providers, limits and admin. */
   authProxy: Started | null;
+  /**
+   * With {@link StackOptions.sinkProxy}: a third gateway with the request log on, linked to
+   * bench/sink-admin.ts (which acknowledges record batches without storing them) instead of admin.
+   */
+  sinkProxy: Started | null;
+  sink: Started | null;
   admin: Started | null;
   db: TestDatabase | null;
   apiKey: string;
@@ -111,6 +117,8 @@ interface StackOptions {
   profile: boolean;
   /** Also start a gateway with `svc.features: auth` (same config otherwise), for the observability scenario's c_auth. */
   authProxy?: boolean;
+  /** Also start the storage-less admin stand-in and a logging gateway linked to it, for the observability scenario's c_sink. */
+  sinkProxy?: boolean;
 }
 
 /** Starts stub, forwarders, (database, admin,) gateway; waits until the gateway's control plane is ready. */
@@ -156,8 +164,12 @@ async function startStack(o: StackOptions): Promise<Stack> {
     started.push(proxy);
     const authProxy = o.authProxy ? await startProxy(proxyEnv, ['--config', config('auth')]) : null;
     started.push(authProxy);
+    const sink = o.sinkProxy ? await startProcess('bench/sink-admin.ts', { SINK_API_KEY: apiKey }, 'sink.ready') : null;
+    started.push(sink);
+    const sinkProxy = sink ? await startProxy({ ...proxyEnv, SVC_CONTROL_PLANE_URL: `ws://127.0.0.1:${sink.port}/v1/control-plane` }, proxyArgs) : null;
+    started.push(sinkProxy);
     const gatewayUrl = `http://127.0.0.1:${proxy.port}`;
-    for (const p of [proxy, authProxy]) {
+    for (const p of [proxy, authProxy, sinkProxy]) {
       if (!p) continue;
       await waitUntil(
         async () => {
@@ -174,6 +186,8 @@ async function startStack(o: StackOptions): Promise<Stack> {
       b3,
       proxy,
       authProxy,
+      sinkProxy,
+      sink,
       admin,
       db,
       apiKey,
@@ -181,13 +195,13 @@ async function startStack(o: StackOptions): Promise<Stack> {
       gatewayUrl,
       async stop() {
         live.delete(stack);
-        for (const p of [stub, b, b3, proxy, authProxy, admin]) if (p?.child.pid) ourPids.delete(p.child.pid);
-        await stopAll(proxy, authProxy);
-        await stopAll(admin, b, b3, stub);
+        for (const p of [stub, b, b3, proxy, authProxy, sinkProxy, sink, admin]) if (p?.child.pid) ourPids.delete(p.child.pid);
+        await stopAll(proxy, authProxy, sinkProxy);
+        await stopAll(admin, sink, b, b3, stub);
         await db?.drop();
       },
     };
-    for (const p of [stub, b, b3, proxy, authProxy, admin]) if (p?.child.pid) ourPids.add(p.child.pid);
+    for (const p of [stub, b, b3, proxy, authProxy, sinkProxy, sink, admin]) if (p?.child.pid) ourPids.add(p.child.pid);
     live.add(stack);
     return stack;
   } catch (err) {
@@ -806,11 +820,12 @@ function loggingCpu(s: Stack): { proxy: number; admin: number; postgres: number 
  */
 async function observability(o: Options): Promise<ScenarioResult> {
   const name = 'observability';
-  const s = await startStack({ scenario: name, profile: o.profile, features: 'observability', extra: AUTH_EXTRA, authProxy: true });
+  const s = await startStack({ scenario: name, profile: o.profile, features: 'observability', extra: AUTH_EXTRA, authProxy: true, sinkProxy: true });
   try {
     const targets = targetsFor(s, 'gpt-4o-mini', CHAT_BODY, { authorization: `Bearer ${s.apiKey}` });
     const c = targets.find((t) => t.key === 'c')!;
     targets.splice(3, 0, { ...c, key: 'c_auth', label: 'gateway, auth + GCRA only', url: c.url.replace(s.gatewayUrl, `http://127.0.0.1:${s.authProxy!.port}`), pid: s.authProxy!.child.pid });
+    targets.push({ ...c, key: 'c_sink', label: 'gateway, log acked unstored', url: c.url.replace(s.gatewayUrl, `http://127.0.0.1:${s.sinkProxy!.port}`), pid: s.sinkProxy!.child.pid });
     const queue = async () => ((await (await fetch(`${s.gatewayUrl}/health`)).json()) as { logQueue: QueueStats }).logQueue;
     const rows = async () => {
       const [r] = await s.db!.sql<Array<{ total: number; ok: number; client_closed: number }>>`
@@ -864,6 +879,8 @@ async function observability(o: Options): Promise<ScenarioResult> {
     const rpsOverB = round(tp.perTarget.c!.median.rps! / tp.perTarget.b!.median.rps!, 3);
     console.log(`ratios: c/a ${r['c/a']}  c/b ${r['c/b']}  c/b3 ${r['c/b3']}  c_auth/b ${round(tp.perTarget.c_auth!.median.rps! / tp.perTarget.b!.median.rps!, 3)}`);
     console.log(`gateway CPU per request, log on / auth only: ${round(cpuOf('c'), 0)} / ${round(cpuOf('c_auth'), 0)} µs = ${cpuRatio}`);
+    const sinkOverB = round(tp.perTarget.c_sink!.median.rps! / tp.perTarget.b!.median.rps!, 3);
+    console.log(`storage elsewhere (c_sink: the log on, batches acked unstored): c_sink/b ${sinkOverB}, CPU ${round(cpuOf('c_sink'), 0)} µs/req (c_sink / c_auth ${round(cpuOf('c_sink') / cpuOf('c_auth'), 3)})`);
     console.log(
       `rounds: gateway requests sent ${totals.c!.sent}, 2xx ${totals.c!.ok}; rows stored ${afterRounds.total} (2xx ${afterRounds.ok}, 499 client-closed at run ends ${afterRounds.client_closed})`,
     );
@@ -877,7 +894,7 @@ async function observability(o: Options): Promise<ScenarioResult> {
       description: 'non-streaming, svc.features observability (auth + GCRA + request log into PostgreSQL via admin) beside auth + GCRA only',
       summary: {
         rps: Object.fromEntries(targets.map((t) => [t.key, Math.round(tp.perTarget[t.key]!.median.rps!)])),
-        ratios: { ...r, 'c/b': rpsOverB, cpu_c_over_c_auth: cpuRatio },
+        ratios: { ...r, 'c/b': rpsOverB, cpu_c_over_c_auth: cpuRatio, 'c_sink/b': sinkOverB },
         serverCpuUsPerReq: Object.fromEntries(targets.map((t) => [t.key, round(cpuOf(t.key), 0)])),
         otherProcessesCpuPct: { throughput: otherCpu(tp) },
         logging: { requests: amount, ok: run.ok, stored, storedOk, dropped: q.dropped, gatewayRps: Math.round(gatewayRps), drainMs: Math.round(drainMs), loggedRowsPerS: Math.round(loggedRps), zeroLoss, cpu: checkCpu },
