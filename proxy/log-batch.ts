@@ -47,6 +47,24 @@ export class LogBatch {
     return this.used - (this.first < this.starts.length ? this.starts[this.first]! : this.used);
   }
 
+  /** Bytes of memory the batch holds (its buffer). */
+  get bufferBytes(): number {
+    return this.buffer.length;
+  }
+
+  /**
+   * Moves the batch into a buffer of its own size and frees the standard one: for a full batch
+   * that will wait behind another (admin unreachable, or as many batches in flight as allowed), so
+   * that a backlog holds about its records' bytes, not a standard buffer per batch.
+   */
+  shrink(): void {
+    if (this.buffer.length !== BATCH_BUFFER_BYTES || this.used * 2 > this.buffer.length) return;
+    const own = Buffer.allocUnsafeSlow(this.used);
+    this.buffer.copy(own, 0, 0, this.used);
+    this.release();
+    this.buffer = own;
+  }
+
   /** True when a record of `recordBytes` still fits in the buffer. */
   fits(recordBytes: number): boolean {
     return this.used + recordBytes <= this.buffer.length;

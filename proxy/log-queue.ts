@@ -30,7 +30,10 @@ const NACK_BACKOFF_CAP_MS = 30_000;
 /** Counters for /health and /metrics. */
 export interface LogQueueStats {
   queued: number;
+  /** Bytes of the waiting records. */
   queuedBytes: number;
+  /** Bytes of memory the waiting and unacknowledged batches hold (their buffers). */
+  bufferBytes: number;
   inFlight: number;
   sent: number;
   acknowledged: number;
@@ -102,6 +105,8 @@ export class LogQueue {
       const full = last.count >= this.options.batchSize || last.bytes + size > this.maxBatchBytes || !last.fits(size);
       if (!full) return last;
       last.closed = true;
+      // It waits behind another full batch: keep only its bytes while the backlog lasts.
+      if (this.waiting.length > 1) last.shrink();
     }
     const batch = LogBatch.open(size);
     this.waiting.push(batch);
@@ -208,7 +213,12 @@ export class LogQueue {
   /** Current counters. */
   getStats(): LogQueueStats {
     let inFlight = 0;
-    for (const b of this.inFlight.values()) inFlight += b.count;
-    return { queued: this.waitingRecords, queuedBytes: this.waitingBytes, inFlight, ...this.stats };
+    let bufferBytes = 0;
+    for (const b of this.inFlight.values()) {
+      inFlight += b.count;
+      bufferBytes += b.bufferBytes;
+    }
+    for (const b of this.waiting) bufferBytes += b.bufferBytes;
+    return { queued: this.waitingRecords, queuedBytes: this.waitingBytes, bufferBytes, inFlight, ...this.stats };
   }
 }

@@ -87,6 +87,14 @@ export function createMetrics(controlPlane: ControlPlaneClient | null): Metrics 
       },
     });
     new Gauge({
+      name: 'svc_proxy_log_queue_buffer_bytes',
+      help: 'Bytes of memory the log batches waiting for admin or its ack hold',
+      registers: [registry],
+      collect() {
+        this.set(queue()!.bufferBytes);
+      },
+    });
+    new Gauge({
       name: 'svc_proxy_log_queue_in_flight',
       help: 'Log records sent to admin and not yet acknowledged',
       registers: [registry],

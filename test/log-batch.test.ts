@@ -70,3 +70,18 @@ test('log batch: a buffer is reused only after its batch was acknowledged', () =
   assert.deepEqual(heads(views[2]!), [{ i: 4 }, { i: 5 }], 'two batches in flight at once keep their own bytes');
   assert.equal(q.getStats().inFlight, 4);
 });
+
+test('log batch: a backlog holds about its records\' bytes, not a standard buffer per batch', () => {
+  const q = new LogQueue({ maxRecords: 10_000, maxBytes: 64 << 20, batchSize: 10 }, () => false);
+  for (let i = 0; i < 45; i++) q.push([i, 'x'.repeat(100)]);
+  const s = q.getStats();
+  assert.equal(s.queued, 45);
+  // Five batches: the first full one (sent next) and the open last one keep standard buffers; the three between are shrunk.
+  assert.ok(s.bufferBytes < 2 * BATCH_BUFFER_BYTES + 3 * 2000, `${s.bufferBytes} bytes held`);
+  assert.ok(s.bufferBytes >= 2 * BATCH_BUFFER_BYTES);
+  const sent: Buffer[] = [];
+  const up = new LogQueue({ maxRecords: 10_000, maxBytes: 64 << 20, batchSize: 10, maxInFlight: 10 }, (m) => (sent.push(Buffer.from(m)), true));
+  for (let i = 0; i < 45; i++) up.push([i, 'x'.repeat(100)]);
+  up.flush();
+  assert.deepEqual(sent.flatMap(heads).map((h) => (h as number[])[0]), Array.from({ length: 45 }, (_, i) => i), 'shrunk batches send every record, in order');
+});
