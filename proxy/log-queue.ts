@@ -14,12 +14,19 @@ import { LogBatch } from './log-batch.ts';
 
 /** Bounds and batching of the queue. */
 export interface LogQueueOptions {
+  /** Most records waiting (not yet sent); past it the oldest are dropped. */
   maxRecords: number;
+  /** Most bytes of records waiting; past it the oldest are dropped (the newest record always stays). */
   maxBytes: number;
+  /** Most records in one batch. */
   batchSize: number;
   /** Most unacknowledged batches at once. Default 4. */
   maxInFlight?: number;
-  /** Most bytes of records in one batch message (a batch always holds at least one record). Default 16 MiB. */
+  /**
+   * Most bytes of records in one batch message (a batch always holds at least one record). Default
+   * 16 MiB. A batch also closes when its buffer is full (./log-batch.ts, 1 MiB; a larger record
+   * travels alone in a buffer of its own size).
+   */
   maxBatchBytes?: number;
 }
 
