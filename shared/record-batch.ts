@@ -56,7 +56,7 @@ export function recordSize(headBytes: number, requestBody: Buffer | null, respon
 
 /**
  * Writes one record's wire form into `out` at `at` (the caller made room: {@link recordSize}).
- * @param head the record's head, a JSON object text of `headBytes` UTF-8 bytes.
+ * @param head the record's head, a JSON text (positional array, or object) of `headBytes` UTF-8 bytes.
  * @returns the offset after the record.
  */
 export function writeRecord(out: Buffer, at: number, head: string, headBytes: number, requestBody: Buffer | null, responseBody: Buffer | null): number {
@@ -68,7 +68,7 @@ export function writeRecord(out: Buffer, at: number, head: string, headBytes: nu
 
 /**
  * Encodes one record's parts into its wire bytes (what a batch concatenates).
- * @param head the record's head, a JSON object text.
+ * @param head the record's head, a JSON text (positional array, or object).
  * @returns a Buffer of `12 + bytes of head and bodies`.
  */
 export function encodeRecord(head: string, requestBody: Buffer | null, responseBody: Buffer | null): Buffer {
