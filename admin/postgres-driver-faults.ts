@@ -13,20 +13,32 @@
  *   rejection, which Node raises as an uncaught exception (porsager/postgres#1192, #1205, #1223; open).
  *   The connection reconnects by itself and the user query waiting on it fails on its own terms
  *   (log batches are then nacked and re-sent), so nothing is lost by staying up.
+ * - The connection error postgres.js makes when the server closes a connection with a query or a
+ *   COPY under way (`write CONNECTION_CLOSED host:port`, code `CONNECTION_CLOSED`, raised from
+ *   `closed` in its src/connection.js), reaching the process with no handler left on whatever it
+ *   was handed to. Seen once in CI (test/e2e-faults.test.ts, backends terminated every 300 ms under
+ *   load; it stopped admin and failed the run). Whatever it was attached to already failed; a COPY
+ *   that lost track of it is ended after COPY_TIMEOUT_MS (admin/request-log-copy.ts) and its batch
+ *   nacked and re-sent, so nothing is lost by staying up.
  */
 
 /** The start of postgres.js 3.4.9's array-type query (src/connection.js `fetchArrayTypes`), spaces collapsed. */
 const ARRAY_TYPE_QUERY = 'select b.oid, b.typarray from pg_catalog.pg_type a';
 
+/** A frame of postgres.js's `closed` (src/connection.js), where it makes its connection errors. */
+const CLOSED_FRAME = /\bat (?:Socket\.)?closed \(.*node_modules[\\/]postgres[\\/]src[\\/]connection\.js:/;
+
 /**
  * Which known driver fault `err` is, or null for any other error (which must stop the process).
  * @param err what reached `process.on('uncaughtException')` (for an unhandled rejection: its reason).
- * @returns `closed-socket-write` (porsager/postgres#1208) or `array-type-fetch` (#1192), else null.
+ * @returns `closed-socket-write` (porsager/postgres#1208), `array-type-fetch` (#1192) or
+ *   `connection-closed` (see the module comment), else null.
  */
-export function postgresDriverFault(err: unknown): 'closed-socket-write' | 'array-type-fetch' | null {
+export function postgresDriverFault(err: unknown): 'closed-socket-write' | 'array-type-fetch' | 'connection-closed' | null {
   if (!(err instanceof Error)) return null;
   const stack = err.stack ?? '';
   if (err instanceof TypeError && /nextWrite/.test(stack) && /node_modules[\\/]postgres[\\/]/.test(stack)) return 'closed-socket-write';
+  if ((err as { code?: unknown }).code === 'CONNECTION_CLOSED' && CLOSED_FRAME.test(stack)) return 'connection-closed';
   const query = (err as { query?: unknown }).query;
   if (err.name === 'PostgresError' && typeof query === 'string' && query.replace(/\s+/g, ' ').trim().startsWith(ARRAY_TYPE_QUERY)) return 'array-type-fetch';
   return null;

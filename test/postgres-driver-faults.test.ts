@@ -61,3 +61,16 @@ test('a stray write on a closed connection (porsager/postgres#1208) is recognise
   err.stack = `${err.message}\n    at nextWrite (file:///app/node_modules/postgres/src/connection.js:250:12)`;
   assert.equal(postgresDriverFault(err), 'closed-socket-write');
 });
+
+test('a connection error raised from postgres.js\'s closed() with no handler left is recognised (seen in CI under terminated backends)', () => {
+  // As admin logged it in CI: message, code and stack of postgres.js's Errors.connection from closed().
+  const err = Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED', errno: 'CONNECTION_CLOSED', address: '127.0.0.1', port: 5432 });
+  err.stack = `${err.message}\n    at Socket.closed (file:///tmp/repo/node_modules/postgres/src/connection.js:453:57)\n    at Socket.emit (node:events:524:28)\n    at TCP.<anonymous> (node:net:343:12)`;
+  assert.equal(postgresDriverFault(err), 'connection-closed');
+  const elsewhere = Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED' });
+  elsewhere.stack = `${elsewhere.message}\n    at closed (file:///app/admin/db.ts:10:3)`;
+  assert.equal(postgresDriverFault(elsewhere), null, 'only postgres.js\'s own');
+  const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+  reset.stack = `${reset.message}\n    at Socket.closed (file:///app/node_modules/postgres/src/connection.js:453:57)`;
+  assert.equal(postgresDriverFault(reset), null, 'only CONNECTION_CLOSED');
+});
