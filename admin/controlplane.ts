@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { bearerToken, hashApiKey } from '../shared/apikey.ts';
 import { parseMessage, ProxyMessageSchema, type AdminMessage, type ProxyMessage } from '../shared/controlplane.ts';
-import { decodeBatch, RECORD_BATCH_VERSION } from '../shared/record-batch.ts';
+import { decodeBatch, readBatchHeader, RECORD_BATCH_VERSION } from '../shared/record-batch.ts';
 import type { Sql } from './db.ts';
 import { ingestDecodedRecords, ingestRecords, type IngestResult } from './ingest.ts';
 import type { KeyUsage } from './key-usage.ts';
@@ -223,10 +223,11 @@ const BATCH_ID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
  * the same broken bytes forever.
  */
 function storeBinaryBatch(links: Links, link: Link, message: Buffer): Promise<void> {
-  const batchId = message.length >= 37 ? message.toString('latin1', 1, 37) : '';
-  if (message.length > 0 && message[0]! > RECORD_BATCH_VERSION && BATCH_ID_RE.test(batchId)) {
-    links.logger.error({ version: message[0], supported: RECORD_BATCH_VERSION }, 'a proxy sent a record batch of a newer layout; upgrade admin (the proxy keeps the records and retries)');
-    links.send(link, { type: 'records.nack', batchId, error: `record batch version ${message[0]} not supported` });
+  const header = readBatchHeader(message);
+  const batchId = header.batchId;
+  if (header.version !== null && header.version > RECORD_BATCH_VERSION && BATCH_ID_RE.test(batchId)) {
+    links.logger.error({ version: header.version, supported: RECORD_BATCH_VERSION }, 'a proxy sent a record batch of a newer layout; upgrade admin (the proxy keeps the records and retries)');
+    links.send(link, { type: 'records.nack', batchId, error: `record batch version ${header.version} not supported` });
     return Promise.resolve();
   }
   let batch: ReturnType<typeof decodeBatch>;
@@ -234,7 +235,7 @@ function storeBinaryBatch(links: Links, link: Link, message: Buffer): Promise<vo
     batch = decodeBatch(message);
   } catch (err) {
     const readable = BATCH_ID_RE.test(batchId);
-    const records = readable && message.length >= 41 ? message.readUInt32BE(37) : 0;
+    const records = readable ? header.count : 0;
     links.logger.warn({ reason: (err as Error).message, bytes: message.length, batchId: readable ? batchId : null, records }, 'dropped a malformed record batch');
     if (readable) {
       links.stats.recordsRejected += records;

@@ -13,6 +13,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { bearerToken, hashApiKey } from '../shared/apikey.ts';
+import { readBatchHeader } from '../shared/record-batch.ts';
 
 const apiKey = process.env.SINK_API_KEY;
 if (!apiKey) throw new Error('SINK_API_KEY is required');
@@ -26,8 +27,8 @@ wss.on('connection', (ws, req) => {
   ws.send(JSON.stringify({ type: 'keys.snapshot', keys }));
   ws.on('message', (data: Buffer, isBinary) => {
     if (isBinary) {
-      // Header: version (1 byte), batch id (36 ASCII bytes), record count (u32 BE).
-      ws.send(JSON.stringify({ type: 'records.ack', batchId: data.toString('latin1', 1, 37), stored: data.readUInt32BE(37) }));
+      const { batchId, count } = readBatchHeader(data);
+      ws.send(JSON.stringify({ type: 'records.ack', batchId, stored: count }));
       return;
     }
     const msg = JSON.parse(data.toString()) as { type?: string; reqId?: string };

@@ -17,7 +17,7 @@ const freeList: Buffer[] = [];
 /** A batch being filled, waiting, or in flight. */
 export class LogBatch {
   /** Where each record starts in {@link buffer} (offsets, ascending). */
-  private readonly starts: number[] = [];
+  private starts: number[] = [];
   /** The first record still in the batch (records before it were dropped by the queue's bounds). */
   private first = 0;
   /** Bytes of the buffer in use (header room included). */
@@ -98,9 +98,7 @@ export class LogBatch {
     const from = this.starts[this.first] ?? this.used;
     const shift = from - BATCH_HEADER_BYTES;
     this.buffer.copy(this.buffer, BATCH_HEADER_BYTES, from, this.used);
-    const kept = this.starts.slice(this.first).map((s) => s - shift);
-    this.starts.length = 0;
-    this.starts.push(...kept);
+    this.starts = this.starts.slice(this.first).map((s) => s - shift);
     this.first = 0;
     this.used -= shift;
   }

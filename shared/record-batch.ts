@@ -114,6 +114,28 @@ export function encodeBatch(batchId: string, records: readonly Buffer[]): Buffer
   return Buffer.concat([header, ...records], size);
 }
 
+/** What a batch message's header says; see {@link readBatchHeader}. */
+export interface BatchHeader {
+  /** The version byte; null for an empty message. */
+  version: number | null;
+  /** The batch id as written (not checked); '' when the message is cut before its end. */
+  batchId: string;
+  /** The record count; 0 when the message is cut before it. */
+  count: number;
+}
+
+/**
+ * Reads a batch message's header alone, without decoding its records (a message may be malformed:
+ * what it is too short to hold reads as null, '' or 0).
+ */
+export function readBatchHeader(message: Buffer): BatchHeader {
+  return {
+    version: message.length > 0 ? message[0]! : null,
+    batchId: message.length >= 1 + ID_BYTES ? message.toString('latin1', 1, 1 + ID_BYTES) : '',
+    count: message.length >= BATCH_HEADER_BYTES ? message.readUInt32BE(1 + ID_BYTES) : 0,
+  };
+}
+
 /**
  * Decodes a batch message.
  * @returns the batch id and its records (views into `message`).
@@ -121,12 +143,10 @@ export function encodeBatch(batchId: string, records: readonly Buffer[]): Buffer
  */
 export function decodeBatch(message: Buffer): { batchId: string; records: DecodedRecord[] } {
   if (message.length < BATCH_HEADER_BYTES) throw new RangeError('record batch: shorter than its header');
-  const version = message[0]!;
-  if (version < OLDEST_RECORD_BATCH_VERSION || version > RECORD_BATCH_VERSION) {
+  const { version, batchId, count } = readBatchHeader(message);
+  if (version! < OLDEST_RECORD_BATCH_VERSION || version! > RECORD_BATCH_VERSION) {
     throw new RangeError(`record batch: version ${version} (expected ${OLDEST_RECORD_BATCH_VERSION} to ${RECORD_BATCH_VERSION})`);
   }
-  const batchId = message.toString('latin1', 1, 1 + ID_BYTES);
-  const count = message.readUInt32BE(1 + ID_BYTES);
   const records: DecodedRecord[] = [];
   let at = BATCH_HEADER_BYTES;
   const part = (what: string, nullable: boolean): Buffer | null => {

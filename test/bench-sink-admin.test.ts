@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
 import { generateApiKey, hashApiKey } from '../shared/apikey.ts';
 import { encodeBatch, encodeRecord } from '../shared/record-batch.ts';
-import { startProcess, stopProcess, writeConfig, type Started } from './support/stack.ts';
+import { startProcess, stopProcess, waitFor, writeConfig, type Started } from './support/stack.ts';
 
 const key = generateApiKey();
 let sink: Started;
@@ -42,17 +42,17 @@ test('a proxy linked to the sink logs its requests and its queue drains', async 
   const proxy = await startProcess('proxy/main.ts', { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', OPENAI_API_KEY: 'sk-test', SVC_CONTROL_PLANE_API_KEY: key, SVC_CONTROL_PLANE_URL: `ws://127.0.0.1:${sink.port}/v1/control-plane` }, 'proxy.ready', ['--config', config]);
   try {
     const base = `http://127.0.0.1:${proxy.port}`;
-    for (let i = 0; i < 50 && !((await (await fetch(`${base}/health`)).json()) as { controlPlane: { ready: boolean } }).controlPlane.ready; i++) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(async () => ((await (await fetch(`${base}/health`)).json()) as { controlPlane: { ready: boolean } }).controlPlane.ready, 5_000, 100);
     for (let i = 0; i < 3; i++) {
       const r = await fetch(`${base}/ai/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) });
       assert.equal(r.status, 200);
       await r.arrayBuffer();
     }
     let queue = { sent: 0, acknowledged: 0, queued: 1 };
-    for (let i = 0; i < 50 && queue.acknowledged < 3; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    await waitFor(async () => {
       queue = ((await (await fetch(`${base}/health`)).json()) as { logQueue: typeof queue }).logQueue;
-    }
+      return queue.acknowledged >= 3;
+    }, 5_000, 100).catch(() => undefined);
     assert.deepEqual([queue.sent, queue.acknowledged, queue.queued], [3, 3, 0]);
   } finally {
     await stopProcess(proxy);
