@@ -288,8 +288,9 @@ export type Features = 'none' | 'auth' | 'observability';
 
 /**
  * The response cache (`cache:` in gateway.yaml), used by requests that send `Svc-Cache-Enabled: true`.
- * `store`: `memory` (one process, LRU bounded by `maxBytes`) or `redis` (`redisUrl`, shared by every
- * gateway on it); `maxEntryBytes` bounds one stored answer (larger ones are not kept);
+ * `store`: `memory` (one process, an arena of `maxBytes`, least recently read out first) or `redis`
+ * (`redisUrl`, shared by every gateway on it); `maxEntryBytes` bounds one stored answer (larger ones
+ * are not kept);
  * `defaultTtlMs` is the lifetime without `Cache-Control: max-age` (at most 365 days); `timeoutMs`
  * bounds a Redis read (past it the request is a miss).
  */

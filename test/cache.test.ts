@@ -1,15 +1,14 @@
 /**
  * Unit tests of the response cache's parts (issue 18): the `cache:` config and its errors, the key
- * (canonical JSON: member order, ignored members, every part counts), the request headers, the
- * memory store (bytes bound, bucket size, expiry), and the lookup stage on a runtime without a server.
+ * (canonical JSON: member order, ignored members, every part counts), the request headers,
+ * the lookup stage on a runtime without a server and a stream's replay (the memory store:
+ * cache-memory-store.test.ts).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MemoryCacheStore } from '../proxy/cache/memory.ts';
 import { cacheKey, type KeyParts } from '../proxy/cache/key.ts';
 import { answerFromCache } from '../proxy/cache/replay.ts';
 import { cacheEnabled, cacheOptions } from '../proxy/cache/request.ts';
-import type { CachedAnswer } from '../proxy/cache/types.ts';
 import { GatewayError } from '../proxy/errors.ts';
 import { cacheLookup } from '../proxy/stages/cache-lookup.ts';
 import { buildConfig, ConfigError } from '../shared/config.ts';
@@ -89,30 +88,6 @@ test('cache headers: values and the 400s naming the header', () => {
   rejects({ 'svc-cache-bucket-max-size': '2.5' }, /^Svc-Cache-Bucket-Max-Size/);
   rejects({ 'svc-cache-seed': 'x'.repeat(257) }, /^Svc-Cache-Seed/);
   rejects({ 'svc-cache-ignore-keys': 'a,' }, /^Svc-Cache-Ignore-Keys/);
-});
-
-const answer = (id: string, bytes: number): CachedAnswer => ({ requestId: id, status: 200, streamed: false, contentType: 'application/json', body: Buffer.alloc(bytes, 120) });
-
-test('memory store: buckets up to their size, bounded by bytes (least recently used out), expiry', async () => {
-  const store = new MemoryCacheStore(10_000);
-  store.add('k', answer('a', 100), 60_000, 2);
-  store.add('k', answer('b', 100), 60_000, 2);
-  store.add('k', answer('c', 100), 60_000, 2);
-  assert.deepEqual(store.get('k')!.map((a) => a.requestId), ['a', 'b'], 'a full bucket takes no more');
-  store.add('big1', answer('x', 4000), 60_000, 1);
-  store.get('k');
-  store.add('big2', answer('y', 4000), 60_000, 1);
-  store.add('big3', answer('z', 4000), 60_000, 1);
-  assert.equal(store.get('big1'), null, 'the least recently used went first');
-  assert.ok(store.get('k') && store.get('big3'));
-  store.add('short', answer('s', 10), 30, 1);
-  // A body kept as a view pins its whole backing store, which is what the bound counts.
-  const view = Buffer.alloc(9000).subarray(0, 10);
-  store.add('view', { ...answer('v', 0), body: view }, 60_000, 1);
-  assert.equal(store.get('big3'), null, "the view's 9,000-byte backing store pushed older answers out");
-  assert.ok(store.get('short'));
-  await new Promise((r) => setTimeout(r, 60));
-  assert.equal(store.get('short'), null, 'expired');
 });
 
 test('cache-lookup stage: nothing without the header; a key and a miss with it; a 400 for a bad value', async () => {

@@ -1,41 +1,123 @@
 /**
- * The in-memory cache store: one process's answers in an lru-cache bounded by bytes (`cache.max-size`),
- * the least recently used bucket evicted first; each bucket expires `ttlMs` after its last answer was
- * added. Reads are synchronous, so a hit costs no promise.
+ * The in-memory cache store: one process's answers as bytes in one arena of `cache.max-size` bytes
+ * (./arena-entry.ts), used as a ring: each bucket is written at the head as one entry, and room is
+ * made at the tail. A `Map` from 30 bits of the key (a small integer) to the entry's offset finds it;
+ * of two keys sharing those bits the later added is kept. Nothing per answer lives on V8's heap but
+ * that map's slot, so a full cache costs the collector nothing.
+ *
+ * Eviction is CLOCK (F. J. Corbató, "A Paging Experiment with the Multics System", 1968), the usual
+ * approximation of least-recently-used: an entry reaching the tail is dropped, unless it was read
+ * since it was written or last moved; then it is moved to the head once and its mark cleared. A
+ * bucket that grows (`Svc-Cache-Bucket-Max-Size` > 1) is written anew with its older answers and
+ * the new one; its old entry is dead from then on and is skipped when the tail reaches it. A bucket
+ * expires `ttlMs` after its last answer was added. Reads and writes are synchronous: a hit costs no
+ * promise. A read copies the answers' bodies out, so a slow client's replay never sees the arena
+ * rewritten under it.
  */
-import { LRUCache } from 'lru-cache';
-import type { CachedAnswer, CacheStore } from './types.ts';
-
-/** Bytes counted per answer besides its body (the object, its id and content type). */
-const ANSWER_OVERHEAD = 256;
+import { answersAt, countAt, entrySize, expiryAt, keyIs, keyNumber, keyNumberAt, markRead, readAnswers, sizeAt, wasRead, writeEntry } from './arena-entry.ts';
+import type { AnswerToStore, CachedAnswer, CacheStore } from './types.ts';
 
 /** See the module comment. */
 export class MemoryCacheStore implements CacheStore {
   readonly name = 'memory';
-  private readonly lru: LRUCache<string, CachedAnswer[]>;
+  /** The arena's bytes (a multiple of 8). */
+  private readonly capacity: number;
+  /** Allocated at the first write, so a gateway that caches nothing reserves nothing. */
+  private arena: Buffer | null = null;
+  /** A key's number ({@link keyNumber}) → its live entry's offset. */
+  private readonly index = new Map<number, number>();
+  /** Where the next entry goes. */
+  private head = 0;
+  /** The oldest entry. */
+  private tail = 0;
+  /** Wrapped: entries fill [tail, end) and [0, head), free room is [head, tail). Else entries fill [tail, head). */
+  private wrapped = false;
+  /** Where entries stop before the ring wrapped (the room after it is unused). */
+  private end = 0;
 
-  /** @param maxBytes the bound on all buckets' bytes (bodies plus {@link ANSWER_OVERHEAD} each). */
+  /** @param maxBytes the arena's size: every bucket's bytes, heads included, fit in it. */
   constructor(maxBytes: number) {
-    this.lru = new LRUCache<string, CachedAnswer[]>({
-      maxSize: maxBytes,
-      // Each body's whole backing store: a body may be a view into the socket read it arrived in
-      // (observers/cache-writer.ts), which it keeps.
-      sizeCalculation: (bucket) => bucket.reduce((n, a) => n + a.body.buffer.byteLength + ANSWER_OVERHEAD, 0),
-      ttlAutopurge: false,
-    });
+    this.capacity = maxBytes & ~7;
   }
 
-  /** See {@link CacheStore.get}: synchronous. */
+  /** See {@link CacheStore.get}: synchronous; the bodies are copies. */
   get(key: string): CachedAnswer[] | null {
-    return this.lru.get(key) ?? null;
+    const arena = this.arena;
+    const at = this.live(key);
+    if (arena === null || at < 0) return null;
+    markRead(arena, at);
+    return readAnswers(arena, at);
   }
 
-  /** See {@link CacheStore.add}: a new array each time, so lru-cache counts the bucket's new size. */
-  add(key: string, answer: CachedAnswer, ttlMs: number, bucketMax: number): void {
-    // peek: the set below makes the key the most recently used anyway.
-    const bucket = this.lru.peek(key) ?? [];
-    if (bucket.length >= bucketMax) return;
-    this.lru.set(key, [...bucket, answer], { ttl: ttlMs });
+  /** See {@link CacheStore.add}: the bucket is written anew at the head; an answer larger than the arena is not kept. */
+  add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number): void {
+    const at = this.live(key);
+    let older: Buffer | null = null;
+    let count = 0;
+    if (at >= 0) {
+      count = countAt(this.arena!, at);
+      if (count >= bucketMax) return;
+      // A copy: making room below may overwrite the old entry, dead once the index forgets it.
+      older = Buffer.from(answersAt(this.arena!, at));
+    }
+    const size = entrySize(key, older, answer);
+    if (size < 0 || size > this.capacity) return;
+    const id = keyNumber(key);
+    this.index.delete(id);
+    const arena = (this.arena ??= Buffer.allocUnsafeSlow(this.capacity));
+    const to = this.reserve(arena, size);
+    writeEntry(arena, to, size, key, Date.now() + ttlMs, older, count, answer);
+    this.head = to + size;
+    this.index.set(id, to);
+  }
+
+  /** The offset of `key`'s entry when it holds `key` and has not expired, else -1 (an expired one is forgotten). */
+  private live(key: string): number {
+    const arena = this.arena;
+    if (arena === null) return -1;
+    const id = keyNumber(key);
+    const at = this.index.get(id);
+    if (at === undefined || !keyIs(arena, at, key)) return -1;
+    if (expiryAt(arena, at) > Date.now()) return at;
+    this.index.delete(id);
+    return -1;
+  }
+
+  /** The offset of `size` free bytes at the head, made by wrapping and taking entries off the tail. */
+  private reserve(arena: Buffer, size: number): number {
+    for (;;) {
+      if (this.wrapped) {
+        if (this.tail - this.head >= size) return this.head;
+        this.takeTail(arena);
+      } else if (this.capacity - this.head >= size) {
+        return this.head;
+      } else if (this.tail === this.head) {
+        this.tail = this.head = 0;
+      } else {
+        this.end = this.head;
+        this.head = 0;
+        this.wrapped = true;
+      }
+    }
+  }
+
+  /** Takes the oldest entry off the tail (wrapped ring only): dropped, or moved to the head once if read meanwhile. */
+  private takeTail(arena: Buffer): void {
+    const at = this.tail;
+    const size = sizeAt(arena, at);
+    this.tail = at + size;
+    if (this.tail === this.end) {
+      this.tail = 0;
+      this.wrapped = false;
+    }
+    const id = keyNumberAt(arena, at);
+    if (this.index.get(id) !== at) return;
+    if (wasRead(arena, at, true) && expiryAt(arena, at) > Date.now()) {
+      // The head is at or before `at` and the entry ends at or before the old `end`: the move fits.
+      arena.copyWithin(this.head, at, at + size);
+      this.index.set(id, this.head);
+      this.head += size;
+    } else this.index.delete(id);
   }
 
   /** See {@link CacheStore.whenReady}: at once (nothing to connect). */
@@ -43,8 +125,11 @@ export class MemoryCacheStore implements CacheStore {
     return Promise.resolve();
   }
 
-  /** Drops every answer. */
+  /** Drops every answer and the arena. */
   async close(): Promise<void> {
-    this.lru.clear();
+    this.index.clear();
+    this.arena = null;
+    this.head = this.tail = this.end = 0;
+    this.wrapped = false;
   }
 }

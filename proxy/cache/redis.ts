@@ -9,7 +9,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { closeRedis, connectRedis, waitForReady } from '../../shared/redis-client.ts';
-import type { CachedAnswer, CacheStore } from './types.ts';
+import type { AnswerToStore, CachedAnswer, CacheStore } from './types.ts';
 
 /** An answer as stored in Redis. */
 interface StoredAnswer {
@@ -79,11 +79,11 @@ export class RedisCacheStore implements CacheStore {
   }
 
   /** See {@link CacheStore.add}: one pipeline (RPUSH, LTRIM, PEXPIRE); dropped when Redis is down. */
-  add(key: string, answer: CachedAnswer, ttlMs: number, bucketMax: number): void {
+  add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number): void {
     const redis = this.ready();
     if (redis === null) return;
     const k = this.prefix + key;
-    const stored: StoredAnswer = { r: answer.requestId, s: answer.status, t: answer.streamed, c: answer.contentType, b: answer.body.toString('base64') };
+    const stored: StoredAnswer = { r: answer.requestId, s: answer.status, t: answer.streamed, c: answer.contentType, b: Buffer.concat(answer.chunks, answer.bytes).toString('base64') };
     redis
       .pipeline()
       .rpush(k, JSON.stringify(stored))

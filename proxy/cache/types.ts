@@ -23,6 +23,15 @@ export interface CachedAnswer {
 }
 
 /**
+ * A miss's answer handed to a store: as a {@link CachedAnswer}, but its body as the pieces the client
+ * got (`bytes` in all), so a store copies them once, into wherever it keeps them.
+ */
+export interface AnswerToStore extends Omit<CachedAnswer, 'body'> {
+  chunks: readonly Buffer[];
+  bytes: number;
+}
+
+/**
  * Where answers are kept. `get` is synchronous in memory and a Promise with Redis (bounded by the
  * store's timeout; it resolves null, never rejects, when Redis is down: a miss, not an error).
  */
@@ -34,7 +43,7 @@ export interface CacheStore {
    * Adds `answer` to the key's bucket unless it already holds `bucketMax`; the key lives `ttlMs`
    * (ms) from now. Fire and forget: failures are logged, never thrown.
    */
-  add(key: string, answer: CachedAnswer, ttlMs: number, bucketMax: number): void;
+  add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number): void;
   /** Resolves once the store can serve (Redis connected or its timeout waited); never rejects. */
   whenReady(): Promise<void>;
   /** Flushes and disconnects. */

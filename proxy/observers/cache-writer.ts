@@ -16,25 +16,12 @@ const ERROR_EVENT = /(?:^|\n)(?:event: ?(?:error|response\.failed)\b|data: ?\{"e
 /** How much of a stream's end is searched for an error event (bytes). */
 const ERROR_TAIL = 8192;
 
-/** True when the last events of `body` carry an error (see {@link ERROR_EVENT}). */
-function endsInError(body: Buffer): boolean {
-  return ERROR_EVENT.test(body.toString('utf8', Math.max(0, body.length - ERROR_TAIL)));
-}
-
-/**
- * The answer's bytes as one buffer of `bytes` bytes that pins little else. A single piece whose
- * backing store is at most twice its size is kept as it is: a non-streamed answer usually arrives
- * in one socket read, whose backing store holds only the response head besides (the memory store
- * counts the whole backing store). Anything else is copied into a buffer of its own, outside Node's
- * shared 8 KiB pool, so a kept answer never pins a pool slab.
- */
-function joined(chunks: Buffer[], bytes: number): Buffer {
-  const first = chunks[0];
-  if (chunks.length === 1 && first!.buffer.byteLength <= 2 * bytes) return first!;
-  const out = Buffer.allocUnsafeSlow(bytes);
-  let at = 0;
-  for (const c of chunks) at += c.copy(out, at);
-  return out;
+/** True when the last {@link ERROR_TAIL} bytes of the answer (`bytes` in `chunks`) carry an error event. */
+function endsInError(chunks: Buffer[], bytes: number): boolean {
+  let from = chunks.length - 1;
+  for (let n = chunks[from]!.length; n < ERROR_TAIL && from > 0; ) n += chunks[--from]!.length;
+  const tail = from === chunks.length - 1 ? chunks[from]! : Buffer.concat(chunks.slice(from));
+  return ERROR_EVENT.test(tail.toString('utf8', Math.max(0, tail.length - Math.min(ERROR_TAIL, bytes))));
 }
 
 /** The content type a stored answer is replayed with (the provider's own headers are not kept). */
@@ -57,7 +44,7 @@ export const cacheWriterObserver: ResponseObserver = {
     cache.bytes += chunk.length;
     if (cache.bytes > ctx.gw.config.cache.maxEntryBytes) cache.chunks = null;
     // Held as they are (neither undici nor the stream mappers reuse a piece once handed on) and
-    // copied once, into the stored answer, when the response completed.
+    // copied once, by the store, when the response completed.
     else cache.chunks.push(chunk);
   },
   onFinish(ctx) {
@@ -66,9 +53,8 @@ export const cacheWriterObserver: ResponseObserver = {
     const chunks = cache.chunks;
     cache.chunks = null;
     if (ctx.clientClosed || ctx.error !== null || ctx.status < 200 || ctx.status >= 300) return;
-    const body = joined(chunks, cache.bytes);
-    if (cache.streamed && endsInError(body)) return;
-    const answer = { requestId: ctx.id, status: ctx.status, streamed: cache.streamed, contentType: contentTypeOf(ctx, cache.streamed), body };
+    if (cache.streamed && chunks.length > 0 && endsInError(chunks, cache.bytes)) return;
+    const answer = { requestId: ctx.id, status: ctx.status, streamed: cache.streamed, contentType: contentTypeOf(ctx, cache.streamed), chunks, bytes: cache.bytes };
     ctx.gw.cache.add(cache.key, answer, cache.ttlMs, cache.bucketMax);
   },
 };
