@@ -286,6 +286,9 @@ export interface ProviderConfig {
 /** Which features run: `none` (no auth, no log), `auth` (API keys), `observability` (auth and request log). */
 export type Features = 'none' | 'auth' | 'observability';
 
+/** The largest memory cache store: one arena, so at most Node's largest Buffer (bytes). */
+const MAX_MEMORY_CACHE_BYTES = 4 * 1024 * 1024 * 1024;
+
 /**
  * The response cache (`cache:` in gateway.yaml), used by requests that send `Svc-Cache-Enabled: true`.
  * `store`: `memory` (one process, an arena of `maxBytes`, least recently read out first) or `redis`
@@ -310,7 +313,7 @@ export const CACHE_MAX_TTL_MS = 365 * 24 * 3600 * 1000;
  * `cache:` with defaults: Redis when the rate-limit store is Redis (its URL), else memory; 256 MiB,
  * 1 MiB per answer, 7 days, 500 ms.
  * @throws {ConfigError} naming the key: a Redis store without a URL, a default lifetime over 365 days,
- *   an entry larger than the whole memory store.
+ *   an entry larger than the whole memory store, a memory store over 4 GiB.
  */
 function toCacheConfig(raw: RawGatewayConfig['cache'], rateLimitStore: string, rateLimitUrl: string | null, source: string): CacheConfig {
   const store = raw?.store ?? (rateLimitStore === 'redis' ? 'redis' : 'memory');
@@ -321,6 +324,7 @@ function toCacheConfig(raw: RawGatewayConfig['cache'], rateLimitStore: string, r
   const maxBytes = raw?.['max-size'] ?? 256 * 1024 * 1024;
   const maxEntryBytes = raw?.['max-entry-size'] ?? 1024 * 1024;
   if (maxEntryBytes > maxBytes) throw new ConfigError(`${source}: cache.max-entry-size: ${maxEntryBytes} bytes exceeds cache.max-size (${maxBytes} bytes)`);
+  if (store === 'memory' && maxBytes > MAX_MEMORY_CACHE_BYTES) throw new ConfigError(`${source}: cache.max-size: the memory store holds at most ${MAX_MEMORY_CACHE_BYTES} bytes (4 GiB), got ${maxBytes}`);
   return { store, redisUrl: store === 'redis' ? redisUrl : null, maxBytes, maxEntryBytes, defaultTtlMs, timeoutMs: toDuration(raw?.timeout, 500) };
 }
 

@@ -30,6 +30,8 @@ test('cache config: defaults, Redis from the rate-limit store, and errors naming
   bad({ cache: { 'default-max-age': 'soon' } }, /cache\.default-max-age/);
   bad({ cache: { 'max-size': 10, 'max-entry-size': 11 } }, /cache\.max-entry-size: 11 bytes exceeds cache\.max-size/);
   bad({ cache: { 'max-size': 0 } }, /cache\.max-size/);
+  bad({ cache: { 'max-size': 5 * 1024 ** 3 } }, /cache\.max-size: the memory store holds at most 4294967296 bytes/);
+  assert.equal(buildConfig({ cache: { store: 'redis', url: 'redis://127.0.0.1:6379', 'max-size': 5 * 1024 ** 3 } }, {}).cache.store, 'redis', 'Redis is not bounded so');
   bad({ cache: { sizes: 1 } }, /cache\.sizes: unknown key/);
 });
 

@@ -25,7 +25,7 @@ const MAX_REQUEST_ID = 0xffff;
 
 /** Rounds `n` up to a multiple of 8 (entries start aligned, so the f64 expiry is too). */
 function padded(n: number): number {
-  return (n + 7) & ~7;
+  return n + ((8 - (n % 8)) % 8);
 }
 
 /**

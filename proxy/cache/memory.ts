@@ -21,7 +21,7 @@ import type { AnswerToStore, CachedAnswer, CacheStore } from './types.ts';
 export class MemoryCacheStore implements CacheStore {
   readonly name = 'memory';
   /** The arena's bytes (a multiple of 8). */
-  private readonly capacity: number;
+  private capacity: number;
   /** Allocated at the first write, so a gateway that caches nothing reserves nothing. */
   private arena: Buffer | null = null;
   /** A key's number ({@link keyNumber}) → its live entry's offset. */
@@ -35,9 +35,11 @@ export class MemoryCacheStore implements CacheStore {
   /** Where entries stop before the ring wrapped (the room after it is unused). */
   private end = 0;
 
-  /** @param maxBytes the arena's size: every bucket's bytes, heads included, fit in it. */
+  /** @param maxBytes the arena's size: every bucket's bytes, heads included, fit in it (at most 4 GiB). */
   constructor(maxBytes: number) {
-    this.capacity = maxBytes & ~7;
+    // A multiple of 8 below 2³² (an entry's size is a u32); arithmetic, as bitwise ops are 32-bit.
+    const bytes = Math.min(maxBytes, 2 ** 32 - 8);
+    this.capacity = bytes - (bytes % 8);
   }
 
   /** See {@link CacheStore.get}: synchronous; the bodies are copies. */
@@ -64,11 +66,23 @@ export class MemoryCacheStore implements CacheStore {
     if (size < 0 || size > this.capacity) return;
     const id = keyNumber(key);
     this.index.delete(id);
-    const arena = (this.arena ??= Buffer.allocUnsafeSlow(this.capacity));
+    const arena = this.arena ?? this.allocate();
+    if (arena === null) return;
     const to = this.reserve(arena, size);
     writeEntry(arena, to, size, key, Date.now() + ttlMs, older, count, answer);
     this.head = to + size;
     this.index.set(id, to);
+  }
+
+  /** The arena, allocated now; null (and nothing is ever kept) when the process cannot have it. */
+  private allocate(): Buffer | null {
+    try {
+      return (this.arena = Buffer.allocUnsafeSlow(this.capacity));
+    } catch {
+      // Out of memory: caching is an optimisation, so the gateway answers every request as a miss.
+      this.capacity = 0;
+      return null;
+    }
   }
 
   /** The offset of `key`'s entry when it holds `key` and has not expired, else -1 (an expired one is forgotten). */
