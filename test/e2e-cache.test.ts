@@ -2,8 +2,9 @@
  * End-to-end: the response cache (issue 18). Stub upstream, admin (real PostgreSQL) and proxies run
  * as separate processes; the stub's request log (`/__requests`) proves that a hit never reached the
  * provider. Covers non-streamed and streamed answers of chat completions, embeddings, Messages and
- * Responses, bucket rotation, seeds and ignored keys, expiry, organizations, bad headers, the log
- * record of a hit and `isCached`, Redis shared by two gateways, and Redis down (a miss).
+ * Responses, bucket rotation, seeds and ignored keys, expiry, the memory store's bound, organizations,
+ * bad headers, the log record of a hit and `isCached`, Redis shared by two gateways, and Redis down
+ * (a miss).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -287,6 +288,30 @@ describe('response cache: every dialect', () => {
       assert.ok(rec.total_tokens > 0, `tokens of the served answer: ${rec.total_tokens}`);
     });
   }
+});
+
+describe('response cache in memory: bounded by cache.max-size', () => {
+  test('a 4 KiB store keeps a few answers: the oldest unread goes, one read between adds stays, hits are whole', async () => {
+    const config = writeConfig({ ...defaultConfig(stack.stubUrl), cache: { store: 'memory', 'max-size': 4096, 'max-entry-size': 2048 } });
+    const small = await startLinkedProxy({ adminPort: stack.admin.port, apiKey: stack.apiKey, configFile: config, env: PROVIDER_KEYS });
+    try {
+      const kept = chat();
+      const first = await post('/ai/chat/completions', kept, {}, small.url);
+      assert.equal(first.cache, 'MISS');
+      const others = Array.from({ length: 10 }, () => chat());
+      for (const body of others) {
+        assert.equal((await post('/ai/chat/completions', body, {}, small.url)).cache, 'MISS');
+        const hit = await post('/ai/chat/completions', kept, {}, small.url);
+        assert.equal(hit.cache, 'HIT', 'read since its last turn at the tail: kept');
+        assert.equal(hit.text, first.text, 'the answer as first served, byte for byte');
+      }
+      // Ten ~1 KB answers went through a 4 KiB arena: the first of them was pushed out long ago.
+      assert.equal(await upstreamCalls(async () => assert.equal((await post('/ai/chat/completions', others[0], {}, small.url)).cache, 'MISS')), 1);
+      assert.equal((await post('/ai/chat/completions', others[9], {}, small.url)).cache, 'HIT', 'the newest is still there');
+    } finally {
+      await stopProcess(small);
+    }
+  });
 });
 
 describe('response cache in Redis', () => {
