@@ -1,10 +1,12 @@
 /**
  * The proxy's Prometheus metrics (prom-client), served at `GET /metrics`: requests by route,
  * provider and status; latency and time-to-first-token histograms (seconds); rate-limit denials and
- * store errors; response-cache hits and misses; log queue depth, bytes, in-flight records, drops and negative acks; the
- * control-plane link state. Queue and link values are read when scraped.
+ * store errors; response-cache hits and misses, and the memory store's buckets and bytes; log queue
+ * depth, bytes, in-flight records, drops and negative acks; the control-plane link state. Cache,
+ * queue and link values are read when scraped.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CacheStore } from './cache/types.ts';
 import { mirroredCounter } from '../shared/metrics.ts';
 import type { ControlPlaneClient } from './controlplane.ts';
 
@@ -49,6 +51,31 @@ export function observeRequest(m: Metrics, route: string, provider: string, stat
   c.requests.inc();
   c.latency.observe(seconds);
   if (ttftSeconds !== null) c.ttft.observe(ttftSeconds);
+}
+
+/**
+ * Adds the memory cache store's gauges to `m`'s registry: `svc_proxy_cache_buckets` (buckets held)
+ * and `svc_proxy_cache_bytes` (bytes of the arena they take), read when scraped. Nothing for Redis,
+ * whose figures live in Redis, nor twice for one registry.
+ */
+export function watchCacheStore(m: Metrics, cache: CacheStore): void {
+  if (cache.usage() === null || m.registry.getSingleMetric('svc_proxy_cache_buckets') !== undefined) return;
+  new Gauge({
+    name: 'svc_proxy_cache_buckets',
+    help: 'Response-cache buckets held in memory',
+    registers: [m.registry],
+    collect() {
+      this.set(cache.usage()?.buckets ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'svc_proxy_cache_bytes',
+    help: 'Bytes of the memory cache arena the held buckets take (cache.max-size bounds it)',
+    registers: [m.registry],
+    collect() {
+      this.set(cache.usage()?.bytes ?? 0);
+    },
+  });
 }
 
 /** Creates a fresh registry with the proxy's metrics; `controlPlane` feeds the link and queue metrics. */

@@ -120,4 +120,29 @@ test('memory store: 20,000 random adds and reads on a 6 KiB arena return only wh
       assert.ok(a.body.equals(Buffer.alloc(a.body.length, String.fromCharCode(97 + (n % 26)))), `${a.requestId}'s body is whole`);
     }
   }
+  const usage = store.usage();
+  let held = 0;
+  for (let i = 0; i < 40; i++) if (store.get(key(`key${i}`)) !== null) held++;
+  assert.equal(usage.buckets, held, 'usage counts the buckets a read finds');
+  assert.ok(usage.bytes > 0 && usage.bytes <= usage.maxBytes && usage.maxBytes === 6 * 1024, JSON.stringify(usage));
+});
+
+test('memory store: usage counts the bytes of the buckets held, not of dead or dropped ones', async () => {
+  const store = new MemoryCacheStore(10_000);
+  assert.deepEqual(store.usage(), { buckets: 0, bytes: 0, maxBytes: 10_000 });
+  store.add(key('a'), answer('a1', 1000), 60_000, 2);
+  const one = store.usage().bytes;
+  assert.ok(one > 1000 && one < 1200, String(one));
+  store.add(key('a'), answer('a2', 1000), 60_000, 2);
+  assert.equal(store.usage().buckets, 1);
+  assert.ok(store.usage().bytes > 2000 && store.usage().bytes < 2 * one, 'the grown bucket only, not its old entry');
+  store.add(key('b'), answer('b1', 5000), 20, 1);
+  await new Promise((r) => setTimeout(r, 40));
+  assert.equal(store.get(key('b')), null);
+  assert.equal(store.usage().buckets, 1, 'an expired bucket found on a read is dropped');
+  for (let i = 0; i < 20; i++) store.add(key(`f${i}`), answer(`f${i}`, 1000), 60_000, 1);
+  const u = store.usage();
+  assert.ok(u.bytes <= 10_000 && u.buckets <= 9, JSON.stringify(u));
+  await store.close();
+  assert.deepEqual(store.usage(), { buckets: 0, bytes: 0, maxBytes: 10_000 });
 });

@@ -308,6 +308,12 @@ describe('response cache in memory: bounded by cache.max-size', () => {
       // Ten ~1 KB answers went through a 4 KiB arena: the first of them was pushed out long ago.
       assert.equal(await upstreamCalls(async () => assert.equal((await post('/ai/chat/completions', others[0], {}, small.url)).cache, 'MISS')), 1);
       assert.equal((await post('/ai/chat/completions', others[9], {}, small.url)).cache, 'HIT', 'the newest is still there');
+      const health = (await (await fetch(`${small.url}/health`)).json()) as { cache: { store: string; buckets: number; bytes: number; maxBytes: number } };
+      assert.equal(health.cache.store, 'memory');
+      assert.ok(health.cache.buckets >= 2 && health.cache.buckets <= 4 && health.cache.bytes <= 4096 && health.cache.maxBytes === 4096, JSON.stringify(health.cache));
+      const metrics = await (await fetch(`${small.url}/metrics`)).text();
+      assert.match(metrics, new RegExp(`^svc_proxy_cache_buckets ${health.cache.buckets}$`, 'm'));
+      assert.match(metrics, /^svc_proxy_cache_bytes \d+$/m);
     } finally {
       await stopProcess(small);
     }

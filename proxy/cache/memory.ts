@@ -15,7 +15,7 @@
  * rewritten under it.
  */
 import { answersAt, countAt, entrySize, expiryAt, keyIs, keyNumber, keyNumberAt, markRead, readAnswers, sizeAt, wasRead, writeEntry } from './arena-entry.ts';
-import type { AnswerToStore, CachedAnswer, CacheStore } from './types.ts';
+import type { AnswerToStore, CachedAnswer, CacheStore, CacheUsage } from './types.ts';
 
 /** See the module comment. */
 export class MemoryCacheStore implements CacheStore {
@@ -34,6 +34,8 @@ export class MemoryCacheStore implements CacheStore {
   private wrapped = false;
   /** Where entries stop before the ring wrapped (the room after it is unused). */
   private end = 0;
+  /** Bytes of the entries the index holds (dead entries not yet reached by the tail excluded). */
+  private liveBytes = 0;
 
   /** @param maxBytes the arena's size: every bucket's bytes, heads included, fit in it (at most 4 GiB). */
   constructor(maxBytes: number) {
@@ -65,13 +67,27 @@ export class MemoryCacheStore implements CacheStore {
     const size = entrySize(key, older, answer);
     if (size < 0 || size > this.capacity) return;
     const id = keyNumber(key);
-    this.index.delete(id);
+    // The key's old entry (or another key's sharing its number) is dead from here on.
+    const held = this.index.get(id);
+    if (held !== undefined) this.forget(id, held);
     const arena = this.arena ?? this.allocate();
     if (arena === null) return;
     const to = this.reserve(arena, size);
     writeEntry(arena, to, size, key, Date.now() + ttlMs, older, count, answer);
     this.head = to + size;
     this.index.set(id, to);
+    this.liveBytes += size;
+  }
+
+  /** See {@link CacheStore.usage}. */
+  usage(): CacheUsage {
+    return { buckets: this.index.size, bytes: this.liveBytes, maxBytes: this.capacity };
+  }
+
+  /** Drops the index's entry `id` → `at` (the entry's bytes stay until the tail reaches them). */
+  private forget(id: number, at: number): void {
+    this.index.delete(id);
+    this.liveBytes -= sizeAt(this.arena!, at);
   }
 
   /** The arena, allocated now; null (and nothing is ever kept) when the process cannot have it. */
@@ -93,7 +109,7 @@ export class MemoryCacheStore implements CacheStore {
     const at = this.index.get(id);
     if (at === undefined || !keyIs(arena, at, key)) return -1;
     if (expiryAt(arena, at) > Date.now()) return at;
-    this.index.delete(id);
+    this.forget(id, at);
     return -1;
   }
 
@@ -131,7 +147,7 @@ export class MemoryCacheStore implements CacheStore {
       arena.copyWithin(this.head, at, at + size);
       this.index.set(id, this.head);
       this.head += size;
-    } else this.index.delete(id);
+    } else this.forget(id, at);
   }
 
   /** See {@link CacheStore.whenReady}: at once (nothing to connect). */
@@ -142,6 +158,7 @@ export class MemoryCacheStore implements CacheStore {
   /** Drops every answer and the arena. */
   async close(): Promise<void> {
     this.index.clear();
+    this.liveBytes = 0;
     this.arena = null;
     this.head = this.tail = this.end = 0;
     this.wrapped = false;

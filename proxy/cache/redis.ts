@@ -93,6 +93,11 @@ export class RedisCacheStore implements CacheStore {
       .catch((err: Error) => this.warn(err, 'cache: write lost'));
   }
 
+  /** See {@link CacheStore.usage}: null (the figures live in Redis). */
+  usage(): null {
+    return null;
+  }
+
   /** See {@link CacheStore.whenReady}: connected, or {@link READY_WAIT_MS} waited, or Redis refused. */
   async whenReady(): Promise<void> {
     const deadline = Date.now() + READY_WAIT_MS;

@@ -22,6 +22,16 @@ export interface CachedAnswer {
   body: Buffer;
 }
 
+/** How full a memory store is (`/health`'s `cache`, the `svc_proxy_cache_*` gauges). */
+export interface CacheUsage {
+  /** Buckets held (keys with at least one answer). */
+  buckets: number;
+  /** Bytes of the arena those buckets take (heads included). */
+  bytes: number;
+  /** The arena's size (bytes, `cache.max-size` rounded down to a multiple of 8). */
+  maxBytes: number;
+}
+
 /**
  * A miss's answer handed to a store: as a {@link CachedAnswer}, but its body as the pieces the client
  * got (`bytes` in all), so a store copies them once, into wherever it keeps them.
@@ -44,6 +54,8 @@ export interface CacheStore {
    * (ms) from now. Fire and forget: failures are logged, never thrown.
    */
   add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number): void;
+  /** How full the store is; null for Redis (its figures live in Redis: `INFO memory`, `DBSIZE`). */
+  usage(): CacheUsage | null;
   /** Resolves once the store can serve (Redis connected or its timeout waited); never rejects. */
   whenReady(): Promise<void>;
   /** Flushes and disconnects. */

@@ -10,7 +10,7 @@ import type { ProviderName } from '../../shared/providers.ts';
 import { createCacheStore, type CacheStore } from '../cache/index.ts';
 import type { ControlPlaneClient } from '../controlplane.ts';
 import { Deadlines, sweepIntervalMs } from '../deadlines.ts';
-import type { Metrics } from '../metrics.ts';
+import { watchCacheStore, type Metrics } from '../metrics.ts';
 import type { Observers } from '../observers/types.ts';
 import { missingCredentials } from '../providers/index.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
@@ -85,6 +85,8 @@ export function createRuntime(deps: GatewayDeps & { rateLimiter: RateLimiter | n
   const routers = new Map<string, RouterRuntime>();
   for (const r of Object.values(config.routers)) routers.set(r.name, new RouterRuntime(r, config.providers, undefined, undefined, keyless));
   logMissingCredentials(logger, keyMissing, routers);
+  const cache = deps.cache ?? createCacheStore(config.cache, logger);
+  if (deps.metrics) watchCacheStore(deps.metrics, cache);
   return {
     config,
     logger,
@@ -92,7 +94,7 @@ export function createRuntime(deps: GatewayDeps & { rateLimiter: RateLimiter | n
     metrics: deps.metrics,
     rateLimiter: deps.rateLimiter,
     responseStore: deps.responseStore ?? createResponseStore(config, logger),
-    cache: deps.cache ?? createCacheStore(config.cache, logger),
+    cache,
     observe: config.features === 'observability',
     routers,
     keyMissing,

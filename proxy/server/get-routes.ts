@@ -48,6 +48,7 @@ function healthBody(gw: GatewayRuntime): string {
     features: gw.config.features,
     controlPlane: controlPlane?.health() ?? null,
     logQueue: controlPlane?.queue.getStats() ?? null,
+    cache: { store: gw.cache.name, ...gw.cache.usage() },
     routers: Object.fromEntries([...gw.routers].map(([name, r]) => [name, r.healthView()])),
   });
 }
