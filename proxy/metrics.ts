@@ -60,22 +60,20 @@ export function observeRequest(m: Metrics, route: string, provider: string, stat
  */
 export function watchCacheStore(m: Metrics, cache: CacheStore): void {
   if (cache.usage() === null || m.registry.getSingleMetric('svc_proxy_cache_buckets') !== undefined) return;
-  new Gauge({
-    name: 'svc_proxy_cache_buckets',
-    help: 'Response-cache buckets held in memory',
-    registers: [m.registry],
-    collect() {
-      this.set(cache.usage()?.buckets ?? 0);
-    },
-  });
-  new Gauge({
-    name: 'svc_proxy_cache_bytes',
-    help: 'Bytes of the memory cache arena the held buckets take (cache.max-size bounds it)',
-    registers: [m.registry],
-    collect() {
-      this.set(cache.usage()?.bytes ?? 0);
-    },
-  });
+  const gauges: Array<[string, string, 'buckets' | 'bytes']> = [
+    ['svc_proxy_cache_buckets', 'Response-cache buckets held in memory', 'buckets'],
+    ['svc_proxy_cache_bytes', 'Bytes of the memory cache arena the held buckets take (cache.max-size bounds it)', 'bytes'],
+  ];
+  for (const [name, help, member] of gauges) {
+    new Gauge({
+      name,
+      help,
+      registers: [m.registry],
+      collect() {
+        this.set(cache.usage()?.[member] ?? 0);
+      },
+    });
+  }
 }
 
 /** Creates a fresh registry with the proxy's metrics; `controlPlane` feeds the link and queue metrics. */
