@@ -563,7 +563,7 @@ async function streaming(o: Options): Promise<ScenarioResult> {
  * the bare node:http forwarder (b), and a miss (`c_miss`: a new `Svc-Cache-Seed` on every request,
  * so each is looked up, forwarded, recorded and stored) may cost at most 5 % of throughput over the
  * same request without the cache header (`c`, which varies a header of no meaning, so the client
- * does the same work).
+ * does the same work). Both targets take the median of the rounds' own ratios.
  */
 async function cacheScenario(o: Options): Promise<ScenarioResult> {
   const name = 'cache';
@@ -589,10 +589,15 @@ async function cacheScenario(o: Options): Promise<ScenarioResult> {
     printThroughput(targets, tp, o);
     const rps = (k: string) => tp.perTarget[k]!.median.rps!;
     const cpu = (k: string) => tp.perTarget[k]!.median.serverCpuUsPerReq ?? NaN;
-    const hitVsB = round(rps('c_hit') / rps('b'), 3);
-    const missVsPlain = round(rps('c_miss') / rps('c'), 3);
+    // The targets use ratios within a round, as the Messages and Responses ones (vsChatPerRound):
+    // between rounds this VM's speed drifts by more than the 5 % a miss may cost.
+    const hitRounds = perRoundRatios(tp, 'c_hit', 'b');
+    const missRounds = perRoundRatios(tp, 'c_miss', 'c');
+    const hitVsB = round(median(hitRounds), 3);
+    const missVsPlain = round(median(missRounds), 3);
     const missCpuOver = round(cpu('c_miss') / cpu('c') - 1, 3);
-    console.log(`hit/b ${hitVsB}  miss/plain ${missVsPlain}  miss CPU per request over plain ${missCpuOver === null ? 'n/a' : `${round(missCpuOver * 100, 1)} %`}`);
+    console.log(`per round: hit/b ${hitRounds.join(', ')}; miss/plain ${missRounds.join(', ')}`);
+    console.log(`hit/b ${hitVsB}  miss/plain ${missVsPlain} (medians of the rounds; of the medians: ${round(rps('c_hit') / rps('b'), 3)}, ${round(rps('c_miss') / rps('c'), 3)})  miss CPU per request over plain ${missCpuOver === null ? 'n/a' : `${round(missCpuOver * 100, 1)} %`}`);
     return {
       scenario: name,
       description: 'response cache: hits vs the node:http forwarder; a miss vs the same request without the header (memory store, svc.features none)',
@@ -601,12 +606,13 @@ async function cacheScenario(o: Options): Promise<ScenarioResult> {
         serverCpuUsPerReq: Object.fromEntries(targets.map((t) => [t.key, round(cpu(t.key), 0)])),
         hitVsB,
         missVsPlain,
+        perRound: { hitVsB: hitRounds, missVsPlain: missRounds },
         missCpuOverPlain: missCpuOver,
         otherProcessesCpuPct: { throughput: otherCpu(tp) },
       },
       checks: [
-        { scenario: name, target: 'cache hit req/s > node:http forwarder (b)', measured: `c_hit/b ${hitVsB}`, met: (hitVsB ?? 0) > 1 },
-        { scenario: name, target: 'cache miss req/s ≥ 0.95 × without the header', measured: `c_miss/c ${missVsPlain}`, met: (missVsPlain ?? 0) >= 0.95 },
+        { scenario: name, target: 'cache hit req/s > node:http forwarder (b) (per-round ratios, median)', measured: `c_hit/b ${hitVsB}`, met: (hitVsB ?? 0) > 1 },
+        { scenario: name, target: 'cache miss req/s ≥ 0.95 × without the header (per-round ratios, median)', measured: `c_miss/c ${missVsPlain}`, met: (missVsPlain ?? 0) >= 0.95 },
       ],
       detail: { throughput: slim(tp) },
     };
@@ -653,6 +659,17 @@ function vsChatPerRound(p: PhaseResult<Measured<LoadResult>>): VsChat & { rounds
   }
   const med = (k: keyof VsChat) => round(median(rounds.map((x) => x[k] ?? NaN).filter(Number.isFinite)), 3);
   return { raw: med('raw'), forwarder: med('forwarder'), overForwarder: med('overForwarder'), rounds };
+}
+
+/** Each round's req/s of `target` over `base` (targets of one round run back to back), rounded to 3 places. */
+function perRoundRatios(p: PhaseResult<Measured<LoadResult>>, target: string, base: string): number[] {
+  const out: number[] = [];
+  const rounds = p.perTarget[target]!.rounds;
+  for (let r = 0; r < rounds.length; r++) {
+    const ratio = (rounds[r]?.rps ?? NaN) / (p.perTarget[base]!.rounds[r]?.rps ?? NaN);
+    if (Number.isFinite(ratio)) out.push(round(ratio, 3)!);
+  }
+  return out;
 }
 
 /**
