@@ -143,22 +143,18 @@ function answerBytesAt(arena: Buffer, p: number): number {
   return ANSWER_HEAD_BYTES + arena[p + 8]! + arena.readUInt16LE(p + 6) + arena.readUInt32LE(p);
 }
 
-/** The entry's answers, oldest first; each body is a copy, so it outlives the arena's next writes. */
-export function readAnswers(arena: Buffer, at: number): CachedAnswer[] {
-  const out: CachedAnswer[] = [];
+/** The entry's answer `index` (0 = the oldest); its body is a copy, so it outlives the arena's next writes. */
+export function readAnswer(arena: Buffer, at: number, index: number): CachedAnswer {
   let p = at + HEAD_BYTES + arena[at + 6]!;
-  for (let i = countAt(arena, at); i > 0; i--) {
-    const bodyBytes = arena.readUInt32LE(p);
-    const ctEnd = p + ANSWER_HEAD_BYTES + arena[p + 8]!;
-    const idEnd = ctEnd + arena.readUInt16LE(p + 6);
-    out.push({
-      requestId: arena.toString('utf8', ctEnd, idEnd),
-      status: arena.readUInt16LE(p + 4),
-      streamed: arena[p + 9] === 1,
-      contentType: arena.toString('latin1', p + ANSWER_HEAD_BYTES, ctEnd),
-      body: Buffer.from(arena.subarray(idEnd, idEnd + bodyBytes)),
-    });
-    p = idEnd + bodyBytes;
-  }
-  return out;
+  for (let i = 0; i < index; i++) p += answerBytesAt(arena, p);
+  const bodyBytes = arena.readUInt32LE(p);
+  const ctEnd = p + ANSWER_HEAD_BYTES + arena[p + 8]!;
+  const idEnd = ctEnd + arena.readUInt16LE(p + 6);
+  return {
+    requestId: arena.toString('utf8', ctEnd, idEnd),
+    status: arena.readUInt16LE(p + 4),
+    streamed: arena[p + 9] === 1,
+    contentType: arena.toString('latin1', p + ANSWER_HEAD_BYTES, ctEnd),
+    body: Buffer.from(arena.subarray(idEnd, idEnd + bodyBytes)),
+  };
 }

@@ -13,7 +13,7 @@ import type { CacheStore } from './types.ts';
 
 export { MemoryCacheStore } from './memory.ts';
 export { RedisCacheStore } from './redis.ts';
-export type { AnswerToStore, CachedAnswer, CacheRequest, CacheStore, CacheUsage } from './types.ts';
+export type { AnswerToStore, CachedAnswer, CachedBucket, CacheRequest, CacheStore, CacheUsage } from './types.ts';
 
 /** The store `config` names; never connects synchronously (Redis connects in the background). */
 export function createCacheStore(config: CacheConfig, logger: Logger | null): CacheStore {

@@ -14,8 +14,8 @@
  * promise. A read copies the answers' bodies out, so a slow client's replay never sees the arena
  * rewritten under it.
  */
-import { answersAt, countAt, entrySize, expiryAt, keyIs, keyNumber, keyNumberAt, markRead, readAnswers, sizeAt, wasRead, writeEntry } from './arena-entry.ts';
-import type { AnswerToStore, CachedAnswer, CacheStore, CacheUsage } from './types.ts';
+import { answersAt, countAt, entrySize, expiryAt, keyIs, keyNumber, keyNumberAt, markRead, readAnswer, sizeAt, wasRead, writeEntry } from './arena-entry.ts';
+import type { AnswerToStore, CachedAnswer, CachedBucket, CacheStore, CacheUsage } from './types.ts';
 
 /** See the module comment. */
 export class MemoryCacheStore implements CacheStore {
@@ -44,13 +44,13 @@ export class MemoryCacheStore implements CacheStore {
     this.capacity = bytes - (bytes % 8);
   }
 
-  /** See {@link CacheStore.get}: synchronous; the bodies are copies. */
-  get(key: string): CachedAnswer[] | null {
+  /** See {@link CacheStore.get}: synchronous; an answer asked of the bucket is decoded then, its body a copy. */
+  get(key: string): CachedBucket | null {
     const arena = this.arena;
     const at = this.live(key);
     if (arena === null || at < 0) return null;
     markRead(arena, at);
-    return readAnswers(arena, at);
+    return new ArenaBucket(arena, at, countAt(arena, at));
   }
 
   /** See {@link CacheStore.add}: the bucket is written anew at the head; an answer larger than the arena is not kept. */
@@ -162,5 +162,19 @@ export class MemoryCacheStore implements CacheStore {
     this.arena = null;
     this.head = this.tail = this.end = 0;
     this.wrapped = false;
+  }
+}
+
+/** A bucket read in place: valid until the store is next written (see {@link CachedBucket.answer}). */
+class ArenaBucket implements CachedBucket {
+  constructor(
+    private readonly arena: Buffer,
+    private readonly at: number,
+    readonly size: number,
+  ) {}
+
+  /** See {@link CachedBucket.answer}. */
+  answer(index: number): CachedAnswer {
+    return readAnswer(this.arena, this.at, index);
   }
 }

@@ -9,7 +9,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { closeRedis, connectRedis, waitForReady } from '../../shared/redis-client.ts';
-import type { AnswerToStore, CachedAnswer, CacheStore } from './types.ts';
+import type { AnswerToStore, CachedAnswer, CachedBucket, CacheStore } from './types.ts';
 
 /** An answer as stored in Redis. */
 interface StoredAnswer {
@@ -65,13 +65,13 @@ export class RedisCacheStore implements CacheStore {
   }
 
   /** See {@link CacheStore.get}: `LRANGE`; null on any failure. */
-  async get(key: string): Promise<CachedAnswer[] | null> {
+  async get(key: string): Promise<CachedBucket | null> {
     const redis = this.ready();
     if (redis === null) return null;
     try {
       const items = await redis.lrange(this.prefix + key, 0, -1);
       if (items.length === 0) return null;
-      return items.map(fromStored);
+      return new ListBucket(items.map(fromStored));
     } catch (err) {
       this.warn(err as Error, 'cache: read failed (answered as a miss)');
       return null;
@@ -110,6 +110,19 @@ export class RedisCacheStore implements CacheStore {
     if (this.closed) return;
     this.closed = true;
     if (this.client) await closeRedis(this.client);
+  }
+}
+
+/** A bucket read from Redis: its answers decoded (LRANGE brought them all). */
+class ListBucket implements CachedBucket {
+  readonly size: number;
+  constructor(private readonly answers: readonly CachedAnswer[]) {
+    this.size = answers.length;
+  }
+
+  /** See {@link CachedBucket.answer}. */
+  answer(index: number): CachedAnswer {
+    return this.answers[index]!;
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The response cache's shapes (issue 18): what one stored answer holds, the store both kinds
+ * The response cache's shapes (issue 18): what one stored answer holds, a bucket as read, the store both kinds
  * (memory, Redis) implement, and what a request that opted in (`Svc-Cache-Enabled: true`) carries
  * on its context. A key holds a *bucket*: up to `Svc-Cache-Bucket-Max-Size` (≤ 20) different
  * answers to the same request, served in turn once full.
@@ -42,13 +42,27 @@ export interface AnswerToStore extends Omit<CachedAnswer, 'body'> {
 }
 
 /**
+ * A key's bucket as a store found it: how many answers it holds, and one of them on request (a hit
+ * serves one answer of the bucket, so only that one is decoded and copied).
+ */
+export interface CachedBucket {
+  /** Answers held (1..{@link MAX_BUCKET_SIZE}). */
+  readonly size: number;
+  /**
+   * Answer `index` (0 = the oldest, up to `size` − 1). The memory store's bucket reads the store
+   * itself: ask before the store is written again (in the same tick as `get`).
+   */
+  answer(index: number): CachedAnswer;
+}
+
+/**
  * Where answers are kept. `get` is synchronous in memory and a Promise with Redis (bounded by the
  * store's timeout; it resolves null, never rejects, when Redis is down: a miss, not an error).
  */
 export interface CacheStore {
   readonly name: 'memory' | 'redis';
-  /** The key's bucket (oldest answer first), or null when empty or expired. */
-  get(key: string): CachedAnswer[] | null | Promise<CachedAnswer[] | null>;
+  /** The key's bucket, or null when empty or expired. */
+  get(key: string): CachedBucket | null | Promise<CachedBucket | null>;
   /**
    * Adds `answer` to the key's bucket unless it already holds `bucketMax`; the key lives `ttlMs`
    * (ms) from now. Fire and forget: failures are logged, never thrown.

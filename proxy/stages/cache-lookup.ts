@@ -13,7 +13,7 @@ import { cacheEnabled, cacheOptions } from '../cache/request.ts';
 import { nextTurn } from '../cache/index.ts';
 import { cacheKey } from '../cache/key.ts';
 import { answerFromCache } from '../cache/replay.ts';
-import type { CachedAnswer } from '../cache/types.ts';
+import type { CachedBucket } from '../cache/types.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { resume, SUSPEND } from '../pipeline/pipeline.ts';
 
@@ -45,11 +45,11 @@ export function cacheLookup(ctx: RequestContext): void | typeof SUSPEND {
 }
 
 /** A full bucket: its next answer in turn is the request's (SUSPEND: answered); else a miss (undefined). */
-function serve(ctx: RequestContext, bucket: CachedAnswer[]): void | typeof SUSPEND {
+function serve(ctx: RequestContext, bucket: CachedBucket): void | typeof SUSPEND {
   const cache = ctx.cache!;
-  if (bucket.length < cache.bucketMax) return missed(ctx);
+  if (bucket.size < cache.bucketMax) return missed(ctx);
   ctx.gw.metrics?.cacheHits.inc();
-  answerFromCache(ctx, bucket[nextTurn(cache.key, cache.bucketMax)]!);
+  answerFromCache(ctx, bucket.answer(nextTurn(cache.key, cache.bucketMax)));
   return SUSPEND;
 }
 
@@ -59,7 +59,7 @@ function missed(ctx: RequestContext): void {
 }
 
 /** A Redis read came back: answer a hit, else run on (unless the client left meanwhile). */
-function settle(ctx: RequestContext, bucket: CachedAnswer[] | null): void {
+function settle(ctx: RequestContext, bucket: CachedBucket | null): void {
   if (ctx.finished) return;
   if (bucket === null) missed(ctx);
   else if (serve(ctx, bucket) === SUSPEND) return;
