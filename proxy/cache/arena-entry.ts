@@ -8,8 +8,9 @@
  *           · the content type (latin1) · the request id (UTF-8) · the body
  *
  * Keeping a bucket as bytes in one arena, not as objects, is the point: V8's collector never sees
- * the answers a cache holds (on the heap, every major collection marked each of them, and every
- * stored answer was promoted out of the young generation: about 8 µs of a miss's cost).
+ * the answers a cache holds. Held as objects, every stored answer was promoted out of the young
+ * generation and every full collection marked it (300,000 answers: 204 ms a collection, against
+ * 5.8 ms now; bench/cache-fill.ts).
  */
 import type { AnswerToStore, CachedAnswer } from './types.ts';
 

@@ -11,7 +11,7 @@
  * bucket that grows (`Svc-Cache-Bucket-Max-Size` > 1) is written anew with its older answers and
  * the new one; its old entry is dead from then on and is skipped when the tail reaches it. A bucket
  * expires `ttlMs` after its last answer was added. Reads and writes are synchronous: a hit costs no
- * promise. A read copies the answers' bodies out, so a slow client's replay never sees the arena
+ * promise. The answer a hit serves is copied out, so a slow client's replay never sees the arena
  * rewritten under it.
  */
 import { answersAt, countAt, entrySize, expiryAt, keyIs, keyNumber, keyNumberAt, markRead, readAnswer, sizeAt, wasRead, writeEntry } from './arena-entry.ts';
