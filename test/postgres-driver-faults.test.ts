@@ -1,8 +1,9 @@
 /**
  * admin/postgres-driver-faults.ts tells the postgres.js faults admin survives from every other
- * uncaught exception. The array-type fetch's fault is reproduced against the real server, as
- * porsager/postgres#1192 does: a 1 ms `statement_timeout` from the connection's start cancels the
- * driver's own first query, whose dropped promise then rejects unhandled.
+ * uncaught exception. The array-type fetch's fault is reproduced against the real server twice: as
+ * porsager/postgres#1192 does (a 1 ms `statement_timeout` from the connection's start cancels the
+ * driver's own first query, whose dropped promise then rejects unhandled), and as CI met it (the
+ * backend terminated as the connection starts, its FATAL read together with the ReadyForQuery).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -62,15 +63,79 @@ test('a stray write on a closed connection (porsager/postgres#1208) is recognise
   assert.equal(postgresDriverFault(err), 'closed-socket-write');
 });
 
-test('a connection error raised from postgres.js\'s closed() with no handler left is recognised (seen in CI under terminated backends)', () => {
-  // As admin logged it in CI: message, code and stack of postgres.js's Errors.connection from closed().
-  const err = Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED', errno: 'CONNECTION_CLOSED', address: '127.0.0.1', port: 5432 });
-  err.stack = `${err.message}\n    at Socket.closed (file:///tmp/repo/node_modules/postgres/src/connection.js:453:57)\n    at Socket.emit (node:events:524:28)\n    at TCP.<anonymous> (node:net:343:12)`;
-  assert.equal(postgresDriverFault(err), 'connection-closed');
-  const elsewhere = Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED' });
-  elsewhere.stack = `${elsewhere.message}\n    at closed (file:///app/admin/db.ts:10:3)`;
-  assert.equal(postgresDriverFault(elsewhere), null, 'only postgres.js\'s own');
-  const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
-  reset.stack = `${reset.message}\n    at Socket.closed (file:///app/node_modules/postgres/src/connection.js:453:57)`;
-  assert.equal(postgresDriverFault(reset), null, 'only CONNECTION_CLOSED');
+/**
+ * The same fault failing with `CONNECTION_CLOSED` (seen in CI under terminated backends): a proxy
+ * between the driver and the server holds the new connection's startup ReadyForQuery, terminates
+ * that backend (its own only), and delivers the ReadyForQuery and the FATAL in one write, as a busy
+ * event loop reads them. The FATAL fails the caller's query; the deferred array-type fetch then
+ * starts on the dying connection and its close rejects it, unhandled.
+ */
+const ONE_READ_REPRODUCTION = `
+import net from 'node:net';
+import postgres from 'postgres';
+import { postgresDriverFault } from './admin/postgres-driver-faults.ts';
+let unhandled = null;
+process.on('unhandledRejection', (reason) => { unhandled = reason; });
+const killer = postgres(process.env.URL, { max: 1, onnotice: () => {} });
+const target = new URL(process.env.URL);
+const proxy = net.createServer((client) => {
+  const server = net.connect(Number(target.port || 5432), target.hostname);
+  client.pipe(server);
+  // Everything the server says is held until it closes, then written at once.
+  const held = [];
+  let pid = null;
+  let terminating = false;
+  server.on('data', async (chunk) => {
+    held.push(chunk);
+    const buf = Buffer.concat(held);
+    for (let i = 0; i + 5 <= buf.length; ) {
+      const type = String.fromCharCode(buf[i]);
+      if (type === 'K') pid = buf.readInt32BE(i + 5);
+      if (type === 'Z' && pid !== null && !terminating) {
+        terminating = true;
+        await killer\`select pg_terminate_backend(\${pid})\`;
+      }
+      i += 1 + buf.readUInt32BE(i + 1);
+    }
+  });
+  server.on('end', () => client.end(Buffer.concat(held)));
+  server.on('error', () => client.destroy());
+  client.on('error', () => server.destroy());
+});
+await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+const url = new URL(process.env.URL);
+url.hostname = '127.0.0.1';
+url.port = String(proxy.address().port);
+const sql = postgres(url.href, { max: 1, onnotice: () => {} });
+const first = await sql\`select 1 as one\`.then(() => 'ok', (err) => err.code);
+for (let i = 0; i < 40 && unhandled === null; i++) await new Promise((r) => setTimeout(r, 25));
+await killer.end({ timeout: 1 });
+proxy.close();
+await sql.end({ timeout: 0 }).catch(() => {});
+console.log(JSON.stringify({ first, unhandled: unhandled?.code ?? null, fault: postgresDriverFault(unhandled) }));
+`;
+
+test('the array-type fetch failed by its connection closing (CONNECTION_CLOSED, unhandled) is recognised as that fault', () => {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', ONE_READ_REPRODUCTION], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    env: { ...process.env, URL: TEST_DATABASE_URL },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  const seen = JSON.parse(out.trim().split('\n').at(-1)!) as { first: string; unhandled: string | null; fault: string | null };
+  assert.equal(seen.first, '57P01', "the caller's query fails with the backend's termination");
+  assert.equal(seen.unhandled, 'CONNECTION_CLOSED', 'postgres.js left the fetch rejection unhandled');
+  assert.equal(seen.fault, 'array-type-fetch');
+});
+
+test('a connection error is a known fault only when it failed the array-type fetch', () => {
+  const fetchQuery = '\n      select b.oid, b.typarray\n      from pg_catalog.pg_type a\n      left join pg_catalog.pg_type b on b.oid = a.typelem';
+  const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', query: fetchQuery });
+  assert.equal(postgresDriverFault(reset), 'array-type-fetch', 'the socket error on the same path');
+  // A user query's CONNECTION_CLOSED with no handler is admin's own bug: it must stop admin.
+  const userQuery = Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED', query: 'select 1' });
+  userQuery.stack = `${userQuery.message}\n    at Socket.closed (file:///app/node_modules/postgres/src/connection.js:453:57)`;
+  assert.equal(postgresDriverFault(userQuery), null);
+  const bare = Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED' });
+  assert.equal(postgresDriverFault(bare), null);
 });
