@@ -29,14 +29,19 @@ await sql.end({ timeout: 1 });
 console.log(JSON.stringify({ first, unhandled: unhandled?.code ?? null, fault: postgresDriverFault(unhandled) }));
 `;
 
-test('the array-type fetch a new connection runs first fails unhandled, and is recognised as that fault', () => {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', REPRODUCTION], {
+/** What a reproduction script printed last: the caller's query's outcome, the unhandled rejection's code, and the fault it was recognised as. */
+function reproduce(script: string): { first: string; unhandled: string | null; fault: string | null } {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     cwd: fileURLToPath(new URL('..', import.meta.url)),
     env: { ...process.env, URL: TEST_DATABASE_URL },
     encoding: 'utf8',
     timeout: 20_000,
   });
-  const seen = JSON.parse(out.trim().split('\n').at(-1)!) as { first: string; unhandled: string | null; fault: string | null };
+  return JSON.parse(out.trim().split('\n').at(-1)!) as { first: string; unhandled: string | null; fault: string | null };
+}
+
+test('the array-type fetch a new connection runs first fails unhandled, and is recognised as that fault', () => {
+  const seen = reproduce(REPRODUCTION);
   assert.equal(seen.first, '57014', 'the query waiting behind the cancelled fetch fails with it');
   assert.equal(seen.unhandled, '57014', 'postgres.js left the fetch rejection unhandled (if an upgrade fixed porsager/postgres#1192, this test and the fault can go)');
   assert.equal(seen.fault, 'array-type-fetch');
@@ -116,13 +121,7 @@ console.log(JSON.stringify({ first, unhandled: unhandled?.code ?? null, fault: p
 `;
 
 test('the array-type fetch failed by its connection closing (CONNECTION_CLOSED, unhandled) is recognised as that fault', () => {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', ONE_READ_REPRODUCTION], {
-    cwd: fileURLToPath(new URL('..', import.meta.url)),
-    env: { ...process.env, URL: TEST_DATABASE_URL },
-    encoding: 'utf8',
-    timeout: 20_000,
-  });
-  const seen = JSON.parse(out.trim().split('\n').at(-1)!) as { first: string; unhandled: string | null; fault: string | null };
+  const seen = reproduce(ONE_READ_REPRODUCTION);
   assert.equal(seen.first, '57P01', "the caller's query fails with the backend's termination");
   assert.equal(seen.unhandled, 'CONNECTION_CLOSED', 'postgres.js left the fetch rejection unhandled');
   assert.equal(seen.fault, 'array-type-fetch');
