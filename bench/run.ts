@@ -591,8 +591,9 @@ async function cacheScenario(o: Options): Promise<ScenarioResult> {
     const cpu = (k: string) => tp.perTarget[k]!.median.serverCpuUsPerReq ?? NaN;
     // The targets use ratios within a round, as the Messages and Responses ones (vsChatPerRound):
     // between rounds this VM's speed drifts by more than the 5 % a miss may cost.
-    const hitRounds = perRoundRatios(tp, 'c_hit', 'b');
-    const missRounds = perRoundRatios(tp, 'c_miss', 'c');
+    const measured = (xs: number[]) => xs.filter(Number.isFinite).map((x) => round(x, 3)!);
+    const hitRounds = measured(perRoundRatios(tp, 'c_hit', 'b'));
+    const missRounds = measured(perRoundRatios(tp, 'c_miss', 'c'));
     const hitVsB = round(median(hitRounds), 3);
     const missVsPlain = round(median(missRounds), 3);
     const missCpuOver = round(cpu('c_miss') / cpu('c') - 1, 3);
@@ -649,27 +650,16 @@ interface VsChat {
  * 0.73 and 0.99 in two runs an hour apart), a ratio within a round mostly cancels it.
  */
 function vsChatPerRound(p: PhaseResult<Measured<LoadResult>>): VsChat & { rounds: VsChat[] } {
-  const rounds: VsChat[] = [];
-  const n = p.perTarget.c!.rounds.length;
-  for (let r = 0; r < n; r++) {
-    const rps = (k: string) => p.perTarget[k]!.rounds[r]?.rps ?? NaN;
-    const raw = rps('c') / rps('c_chat');
-    const forwarder = rps('b') / rps('b_chat');
-    rounds.push({ raw: round(raw, 3), forwarder: round(forwarder, 3), overForwarder: round(raw / forwarder, 3) });
-  }
+  const raw = perRoundRatios(p, 'c', 'c_chat');
+  const forwarder = perRoundRatios(p, 'b', 'b_chat');
+  const rounds: VsChat[] = raw.map((x, r) => ({ raw: round(x, 3), forwarder: round(forwarder[r], 3), overForwarder: round(x / forwarder[r]!, 3) }));
   const med = (k: keyof VsChat) => round(median(rounds.map((x) => x[k] ?? NaN).filter(Number.isFinite)), 3);
   return { raw: med('raw'), forwarder: med('forwarder'), overForwarder: med('overForwarder'), rounds };
 }
 
-/** Each round's req/s of `target` over `base` (targets of one round run back to back), rounded to 3 places. */
+/** Each round's req/s of `target` over `base` (targets of one round run back to back); NaN for a round missing either. */
 function perRoundRatios(p: PhaseResult<Measured<LoadResult>>, target: string, base: string): number[] {
-  const out: number[] = [];
-  const rounds = p.perTarget[target]!.rounds;
-  for (let r = 0; r < rounds.length; r++) {
-    const ratio = (rounds[r]?.rps ?? NaN) / (p.perTarget[base]!.rounds[r]?.rps ?? NaN);
-    if (Number.isFinite(ratio)) out.push(round(ratio, 3)!);
-  }
-  return out;
+  return p.perTarget[target]!.rounds.map((run, r) => (run?.rps ?? NaN) / (p.perTarget[base]!.rounds[r]?.rps ?? NaN));
 }
 
 /**
