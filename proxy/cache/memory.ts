@@ -47,7 +47,7 @@ export class MemoryCacheStore implements CacheStore {
   /** See {@link CacheStore.get}: synchronous; an answer asked of the bucket is decoded then, its body a copy. */
   get(key: string): CachedBucket | null {
     const arena = this.arena;
-    const at = this.live(key);
+    const at = this.live(keyNumber(key), key);
     if (arena === null || at < 0) return null;
     markRead(arena, at);
     return new ArenaBucket(arena, at, countAt(arena, at));
@@ -55,7 +55,8 @@ export class MemoryCacheStore implements CacheStore {
 
   /** See {@link CacheStore.add}: the bucket is written anew at the head; an answer larger than the arena is not kept. */
   add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number): void {
-    const at = this.live(key);
+    const id = keyNumber(key);
+    const at = this.live(id, key);
     let older: Buffer | null = null;
     let count = 0;
     if (at >= 0) {
@@ -66,7 +67,6 @@ export class MemoryCacheStore implements CacheStore {
     }
     const size = entrySize(key, older, answer);
     if (size < 0 || size > this.capacity) return;
-    const id = keyNumber(key);
     // The key's old entry (or another key's sharing its number) is dead from here on.
     const held = this.index.get(id);
     if (held !== undefined) this.forget(id, held);
@@ -101,11 +101,10 @@ export class MemoryCacheStore implements CacheStore {
     }
   }
 
-  /** The offset of `key`'s entry when it holds `key` and has not expired, else -1 (an expired one is forgotten). */
-  private live(key: string): number {
+  /** The offset of `key`'s entry (`id`: its {@link keyNumber}) when it holds `key` and has not expired, else -1 (an expired one is forgotten). */
+  private live(id: number, key: string): number {
     const arena = this.arena;
     if (arena === null) return -1;
-    const id = keyNumber(key);
     const at = this.index.get(id);
     if (at === undefined || !keyIs(arena, at, key)) return -1;
     if (expiryAt(arena, at) > Date.now()) return at;
