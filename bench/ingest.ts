@@ -14,8 +14,13 @@
  * (utime + stime from /proc/<pid>/stat of every process whose comm is `postgres`, 10 ms clock
  * ticks, so every PostgreSQL process on the machine counts: run it on a quiet machine).
  *
+ * `--request=claude-code` sends Claude Code's recorded request
+ * (`test/fixtures/clients/claude-code-2.1.328.request.json`, ~49 KB, which PostgreSQL stores
+ * compressed out of line) instead of the chat request, to measure the rows coding agents produce.
+ *
  * Usage:
- *   node --import tsx bench/ingest.ts [--mode=json|binary] [--records=20000] [--root=DIR] [--drop-fk] [--drop-index=a,b]
+ *   node --import tsx bench/ingest.ts [--mode=json|binary] [--request=chat|claude-code] [--records=N] [--root=DIR] [--drop-fk] [--drop-index=a,b]
+ * N defaults to 20,000 chat rows or 2,000 Claude Code rows.
  * `--root` takes admin/ and shared/ (and the migrations) from another checkout, e.g. the code
  * before a change: `git archive <commit> admin shared | tar -x -C /tmp/base` and
  * `ln -s $PWD/node_modules /tmp/base/node_modules`. `--drop-fk` drops request_log's foreign key
@@ -35,15 +40,21 @@ import { CHAT_BODY } from './requests.ts';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string?]));
 const MODE = args.mode ?? 'binary';
-const RECORDS = Number(args.records ?? 20_000);
+const REQUEST = args.request ?? 'chat';
+if (REQUEST !== 'chat' && REQUEST !== 'claude-code') throw new Error(`--request: expected chat or claude-code, got ${REQUEST}`);
+const RECORDS = Number(args.records ?? (REQUEST === 'chat' ? 20_000 : 2_000));
 const ROOT = path.resolve(args.root ?? path.join(import.meta.dirname, '..'));
-const BATCH = 500;
+// The proxy closes a batch at 500 records or 16 MiB (proxy/log-queue.ts): ~340 Claude Code requests.
+const BATCH = REQUEST === 'chat' ? 500 : 300;
 const WARMUP_BATCHES = 4;
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CLOCK_TICK_US = 10_000;
 
-/** The bench's chat request (./requests.ts), as the gateway receives it. */
-const REQUEST_TEXT = JSON.stringify({ ...CHAT_BODY, model: 'openai/gpt-4o-mini' });
+/** The bench's chat request (./requests.ts) as the gateway receives it, or Claude Code's recorded one. */
+const REQUEST_TEXT =
+  REQUEST === 'chat'
+    ? JSON.stringify({ ...CHAT_BODY, model: 'openai/gpt-4o-mini' })
+    : readFileSync(path.join(import.meta.dirname, '../test/fixtures/clients/claude-code-2.1.328.request.json'), 'utf8');
 const RESPONSE_TEXT = readFileSync(path.join(import.meta.dirname, '../test/fixtures/providers/openai/chat-completion.json'), 'utf8');
 
 /** The head of one record as the proxy builds it for the observability scenario (bodies left out). */
@@ -166,7 +177,7 @@ async function main(): Promise<void> {
     if (stored !== RECORDS) throw new Error(`stored ${stored} of ${RECORDS} rows`);
     const per = (us: number) => (us / stored).toFixed(1);
     console.log(
-      JSON.stringify({ mode: MODE, root: ROOT, dropFk: 'drop-fk' in args, dropIndex: args['drop-index'] ?? '', rows: stored, seconds: +(ms / 1000).toFixed(2), adminUsPerRow: +per(cpu.user + cpu.system), postgresUsPerRow: +per(pg) }),
+      JSON.stringify({ mode: MODE, request: REQUEST, root: ROOT, dropFk: 'drop-fk' in args, dropIndex: args['drop-index'] ?? '', rows: stored, seconds: +(ms / 1000).toFixed(2), adminUsPerRow: +per(cpu.user + cpu.system), postgresUsPerRow: +per(pg) }),
     );
   } finally {
     await sql.end({ timeout: 2 });
