@@ -4,17 +4,24 @@
  * response model) while their JSON text is kept as the text stored in the body columns, so that
  * text is never serialized again.
  */
+import { isUtf8 } from 'node:buffer';
 import type { DecodedRecord } from '../shared/record-batch.ts';
 import { recordFromHead } from '../shared/record-head.ts';
 import { jsonbSafeText } from './jsonb-text.ts';
 
 /**
- * The jsonb texts of a record's bodies as they arrived. `undefined`: the body did not arrive raw
- * (or is stored in another shape), so its text is rendered from the record's value. `null`: SQL NULL.
+ * A body's JSON text as stored: the bytes as they arrived (valid UTF-8 that PostgreSQL takes as it
+ * is), or a text where an escape had to be replaced (admin/jsonb-text.ts); null: SQL NULL.
+ */
+export type StoredBody = Buffer | string | null;
+
+/**
+ * The stored JSON texts of a record's bodies as they arrived. `undefined`: the body did not arrive
+ * raw (or is stored in another shape), so its text is rendered from the record's value.
  */
 export interface BodyTexts {
-  requestBody?: string | null;
-  responseBody?: string | null;
+  requestBody?: StoredBody;
+  responseBody?: StoredBody;
 }
 
 /** A decoded record: the record (validated later against LogRecordSchema) and its bodies' texts. */
@@ -24,10 +31,13 @@ export interface ReadRecord {
 }
 
 /**
- * A raw body's value and its jsonb text. An empty body is none (null), as the proxy logged an empty
+ * A raw body's value and its stored text. An empty body is none (null), as the proxy logged an empty
  * response before; a body that is not JSON is kept as `{ raw: text }`, its text rendered later.
+ * The stored text is `bytes` itself when they are valid UTF-8 and need no escape replaced: a large
+ * body then goes to PostgreSQL without being encoded again from a JS string (bench/ingest.ts
+ * --request=claude-code).
  */
-function readBody(bytes: Buffer): { value: unknown; text: string | null | undefined } {
+function readBody(bytes: Buffer): { value: unknown; text: StoredBody | undefined } {
   if (bytes.length === 0) return { value: null, text: null };
   const text = bytes.toString('utf8');
   let value: unknown;
@@ -36,7 +46,11 @@ function readBody(bytes: Buffer): { value: unknown; text: string | null | undefi
   } catch {
     return { value: { raw: text }, text: undefined };
   }
-  return { value, text: value === null ? null : jsonbSafeText(text) };
+  if (value === null) return { value, text: null };
+  const safe = jsonbSafeText(text);
+  // Invalid UTF-8 became U+FFFD in `text`. As bytes, PostgreSQL would refuse the whole COPY, and the
+  // batch would be stored by the slower INSERT fallback.
+  return { value, text: safe === text && isUtf8(bytes) ? bytes : safe };
 }
 
 /**

@@ -159,7 +159,10 @@ function sessionOf(r: LogRecord): string | null {
   return id ? id.slice(0, 256) : null;
 }
 
-/** A `request_log` row: column → value, JSON columns as their JSON text (see {@link JSON_COLUMNS}). */
+/**
+ * A `request_log` row: column → value, JSON columns as their JSON text (see {@link JSON_COLUMNS}),
+ * a raw body as the UTF-8 bytes of its text (admin/decoded-record.ts).
+ */
 export type RequestLogRow = Record<string, CopyValue>;
 
 /**
@@ -389,7 +392,10 @@ const UNKNOWN_OID = 705;
 /** A row for postgres.js's insert helper: JSON texts bound as {@link UNKNOWN_OID}. */
 function insertable(sql: Sql, row: RequestLogRow): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [column, value] of Object.entries(row)) out[column] = JSON_COLUMNS.has(column) && typeof value === 'string' ? sql.typed(value as never, UNKNOWN_OID) : value;
+  for (const [column, value] of Object.entries(row)) {
+    const text = Buffer.isBuffer(value) ? value.toString('utf8') : value;
+    out[column] = JSON_COLUMNS.has(column) && typeof text === 'string' ? sql.typed(text as never, UNKNOWN_OID) : text;
+  }
   return out;
 }
 

@@ -17,7 +17,7 @@ import { startControlPlane, type ControlPlane } from '../admin/controlplane.ts';
 import { ingestDecodedRecords, ingestRecords } from '../admin/ingest.ts';
 import { createOrganization } from '../admin/organizations.ts';
 import { createApiKey } from '../admin/resources/api-keys/store.ts';
-import { copyField, copyText } from '../admin/request-log-copy.ts';
+import { copyData, copyField } from '../admin/request-log-copy.ts';
 import { jsonbSafeText } from '../admin/jsonb-text.ts';
 import { decodeBatch, encodeBatch, encodeRecord, RECORD_BATCH_VERSION } from '../shared/record-batch.ts';
 import { HEAD_MEMBERS } from '../shared/record-head.ts';
@@ -157,6 +157,23 @@ describe('binary record batches', () => {
     assert.equal(row!.tokens, 4);
   });
 
+  test("a coding agent's large request is stored byte for byte; a body of invalid UTF-8 is stored with U+FFFD, not refused", async () => {
+    const big = readFileSync(new URL('./fixtures/clients/claude-code-2.1.328.request.json', import.meta.url));
+    // Valid JSON whose string holds the bytes FF FE: no UTF-8, which PostgreSQL would refuse as it is.
+    const invalid = Buffer.concat([Buffer.from('{"messages":[{"role":"user","content":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b"}]}')]);
+    const recs = [logRecord(org), logRecord(org)];
+    const head = (rec: LogRecord) => recordHead({ ...rec, requestBody: undefined, responseBody: undefined, usage: null });
+    const batch = decodeBatch(encodeBatch(randomUUID(), [encodeRecord(head(recs[0]!), big, Buffer.from(CHAT_RESPONSE)), encodeRecord(head(recs[1]!), invalid, Buffer.from(CHAT_RESPONSE))]));
+    const result = await ingestDecodedRecords(db.sql, org, batch.records);
+    assert.deepEqual([result.stored, result.rejected], [2, 0], result.errors.join('; '));
+    const rows = await db.sql<Array<{ id: string; req: string; prompt: string }>>`
+      select id, request_body::text as req, prompt_text as prompt from request_log where id in ${db.sql([recs[0]!.requestId, recs[1]!.requestId])}`;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    assert.equal(byId.get(recs[0]!.requestId)!.req, big.toString('utf8'));
+    assert.equal(byId.get(recs[1]!.requestId)!.req, '{"messages":[{"role":"user","content":"a\ufffd\ufffdb"}]}');
+    assert.equal(byId.get(recs[1]!.requestId)!.prompt, 'a\ufffd\ufffdb');
+  });
+
   test('a head that is not JSON or not a record is rejected, the others stored', async () => {
     const good = logRecord(org);
     const short = JSON.stringify(JSON.parse(recordHead(logRecord(org))).slice(0, -1));
@@ -185,6 +202,9 @@ describe('binary record batches', () => {
   });
 });
 
+/** All of the COPY data of `rows`, as text. */
+const copyText = (rows: Parameters<typeof copyData>[0]): string => Buffer.concat(copyData(rows)).toString();
+
 describe('COPY text format', () => {
   test('escapes backslash, tab, newline, CR; NULL, booleans, dates, numbers; U+0000 as U+FFFD', () => {
     assert.equal(copyField(null), '\\N');
@@ -197,6 +217,30 @@ describe('COPY text format', () => {
     assert.equal(copyField(0.25), '0.25');
     assert.equal(copyField(new Date(0)), '1970-01-01T00:00:00.000Z');
     assert.equal(copyText([['a', null], ['\\.', 1]]), 'a\t\\N\n\\\\.\t1\n');
+  });
+
+  test('a value given as bytes is escaped exactly as the same value given as text, wherever it sits in the row', () => {
+    const values = ['', 'plain', '\\', 'a\tb\nc\rd\\e\u0000f', '\n\n\\\\\t', '日本 😀\\u00e9\n', '{"a":"b\\\\c"}\n'.repeat(50), '\u0000' + 'x'.repeat(3000) + '\r'];
+    for (const value of values) {
+      for (const row of [[Buffer.from(value)], ['id', Buffer.from(value), null], [Buffer.from(value), Buffer.from(value), 7], ['a', 'b', Buffer.from(value)]]) {
+        const asText = row.map((v) => (Buffer.isBuffer(v) ? v.toString() : v));
+        assert.equal(copyText([row, row]), copyText([asText, asText]), JSON.stringify(value));
+      }
+    }
+    // A value's bytes reach the data only once the data is made: changing the value afterwards changes nothing.
+    const body = Buffer.from('{"k":"v\\n"}');
+    const data = copyText([['x', body]]);
+    body.fill(0x20);
+    assert.equal(data, 'x\t{"k":"v\\\\n"}\n');
+  });
+
+  test('the data comes in chunks of whole rows, about 256 KiB each; a longer row is a chunk alone', () => {
+    const row = (n: number) => ['r' + n, Buffer.from('{"t":"' + 'x'.repeat(100_000) + '\\n"}'), null];
+    const rows = [row(1), row(2), row(3), ['small', 'v'], [Buffer.from('y'.repeat(600_000))], ['last', 'w']];
+    const chunks = copyData(rows);
+    assert.deepEqual(chunks.map((c) => c.toString().split('\n').length - 1), [3, 2, 1]);
+    assert.equal(Buffer.concat(chunks).toString(), copyText(rows.slice(0, 3)) + copyText(rows.slice(3)));
+    for (const chunk of chunks) assert.equal(chunk.at(-1), 0x0a);
   });
 
   test('short and long values (loop and native paths) escape alike: with and without characters to escape', () => {
