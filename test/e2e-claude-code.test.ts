@@ -276,6 +276,28 @@ describe('Claude Code credentials at the gateway', () => {
     assert.equal(rec.provider, 'ANTHROPIC');
   });
 
+  test('the response cache (ANTHROPIC_CUSTOM_HEADERS): a second identical run is answered from the cache; the stream replay prints the same', async () => {
+    await clearUpstream();
+    // `metadata` carries each run's own session id; the rest of the body is the same for the same
+    // prompt in the same folder with the same HOME (the system prompt names both).
+    const env = {
+      HOME: folder('claude-cache-home-'),
+      ANTHROPIC_API_KEY: stack.apiKey,
+      ANTHROPIC_CUSTOM_HEADERS: `Svc-Cache-Enabled: true\nSvc-Cache-Ignore-Keys: metadata\nSvc-Cache-Seed: ${randomUUID()}`,
+    };
+    const cwd = folder('claude-cache-cwd-');
+    const first = await claude('say hi', { env, cwd });
+    assertPrinted(first, ANTHROPIC_TEXT);
+    assert.equal((await upstream()).length, 1, 'the first run reached Anthropic');
+    const second = await claude('say hi', { env, cwd });
+    assertPrinted(second, ANTHROPIC_TEXT);
+    assert.equal((await upstream()).length, 1, 'the second run was answered from the cache');
+    const [miss] = (await sessionRecords(first.session, 1)) as [Json];
+    const [hit] = (await sessionRecords(second.session, 1)) as [Json];
+    assert.equal(hit.cache_reference_id, miss.request_id);
+    assert.deepEqual([hit.prompt_tokens, hit.completion_tokens, hit.cost], [miss.prompt_tokens, miss.completion_tokens, 0]);
+  });
+
   test('a wrong service key: Claude Code gets a 401 and nothing reaches the provider', async () => {
     await clearUpstream();
     // Claude Code retries a 401 ten times with backoff unless told not to.
