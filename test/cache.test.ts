@@ -60,6 +60,28 @@ test('cache key: member order does not matter, every part counts, ignored member
   assert.equal(body.user, 'a', "the client's body is not changed");
 });
 
+test('cache key: a dotted path with * leaves nested members out (Codex sends new item ids each run); the body is not changed', () => {
+  const run = (ids: [string, string], extra: Record<string, unknown> = {}) => ({
+    model: 'gpt-4.1-nano',
+    input: [{ type: 'message', id: ids[0], role: 'user', content: [{ type: 'input_text', text: 'What is 2+2?' }] }, { type: 'message', id: ids[1], role: 'user', content: 'hi' }],
+    client_metadata: { turn_id: ids[0] },
+    ...extra,
+  });
+  const ignore = ['input.*.id', 'client_metadata'];
+  const a = run(['msg_1', 'msg_2']);
+  const k = cacheKey(parts({ body: a, ignore }));
+  assert.equal(cacheKey(parts({ body: run(['msg_3', 'msg_4']), ignore })), k, 'other item ids, the same key');
+  assert.equal(cacheKey(parts({ body: { ...run(['x', 'y']), input: a.input.map(({ id: _, ...rest }) => rest) }, ignore })), k, 'items without ids, the same key');
+  assert.notEqual(cacheKey(parts({ body: run(['msg_3', 'msg_4']), ignore: ['client_metadata'] })), k, 'without the path the ids count');
+  const other = run(['msg_1', 'msg_2']);
+  other.input[1]!.content = 'hello';
+  assert.notEqual(cacheKey(parts({ body: other, ignore })), k, 'the rest of each item still counts');
+  assert.equal(cacheKey(parts({ body: run(['a', 'b'], { metadata: { a: { x: 1, y: 2 } } }), ignore: [...ignore, 'metadata.*.x'] })), cacheKey(parts({ body: run(['c', 'd'], { metadata: { a: { x: 9, y: 2 } } }), ignore: [...ignore, 'metadata.*.x'] })), '* over an object\'s members');
+  assert.equal(cacheKey(parts({ body: a, ignore: [...ignore, 'nothing.*.here', 'model.length'] })), k, 'a path that names nothing changes nothing');
+  assert.equal(a.input[0]!.id, 'msg_1', "the client's body is not changed");
+  assert.equal(a.client_metadata.turn_id, 'msg_1');
+});
+
 const req = (headers: Record<string, string>) => ({ headers }) as never;
 
 test('cache headers: values and the 400s naming the header', () => {
@@ -90,6 +112,9 @@ test('cache headers: values and the 400s naming the header', () => {
   rejects({ 'svc-cache-bucket-max-size': '2.5' }, /^Svc-Cache-Bucket-Max-Size/);
   rejects({ 'svc-cache-seed': 'x'.repeat(257) }, /^Svc-Cache-Seed/);
   rejects({ 'svc-cache-ignore-keys': 'a,' }, /^Svc-Cache-Ignore-Keys/);
+  rejects({ 'svc-cache-ignore-keys': 'input..id' }, /^Svc-Cache-Ignore-Keys/);
+  rejects({ 'svc-cache-ignore-keys': 'input.*.' }, /^Svc-Cache-Ignore-Keys/);
+  assert.deepEqual(cacheOptions(req({ 'svc-cache-ignore-keys': 'input.*.id, user' }), 5000).ignore, ['input.*.id', 'user']);
 });
 
 test('cache-lookup stage: nothing without the header; a key and a miss with it; a 400 for a bad value', async () => {

@@ -2,7 +2,8 @@
  * A request's cache options, read from its headers once `Svc-Cache-Enabled: true` was seen:
  * `Cache-Control: max-age=<s>` (lifetime; the configured default without it; 1 s .. 365 days),
  * `Svc-Cache-Bucket-Max-Size: <n>` (1..20 answers kept and served in turn), `Svc-Cache-Seed: <s>`
- * (partitions the cache), `Svc-Cache-Ignore-Keys: a,b` (top-level body members left out of the key).
+ * (partitions the cache), `Svc-Cache-Ignore-Keys: a,b` (body members left out of the key: names of
+ * top-level members, or dot-separated paths with `*` for every element or member, e.g. `input.*.id`).
  * A bad value is a 400 naming the header, in the caller's dialect (thrown as a GatewayError).
  */
 import type { IncomingMessage } from 'node:http';
@@ -72,8 +73,12 @@ export function cacheOptions(req: IncomingMessage, defaultTtlMs: number): CacheO
   const ik = header(req, 'svc-cache-ignore-keys');
   if (ik !== undefined) {
     ignore = ik.split(',').map((k) => k.trim());
-    if (ignore.length > MAX_IGNORED || ignore.some((k) => k === '' || k.length > 256)) {
-      throw badRequest(`Svc-Cache-Ignore-Keys: expected up to ${MAX_IGNORED} comma-separated body member names, none empty`, 'Svc-Cache-Ignore-Keys', 'invalid_header');
+    if (ignore.length > MAX_IGNORED || ignore.some((k) => k.length > 256 || k.split('.').includes(''))) {
+      throw badRequest(
+        `Svc-Cache-Ignore-Keys: expected up to ${MAX_IGNORED} comma-separated body member names or dot-separated paths (such as input.*.id), none empty and no path with an empty step`,
+        'Svc-Cache-Ignore-Keys',
+        'invalid_header',
+      );
     }
   }
   return { ttlMs, bucketMax, seed, ignore };
