@@ -348,6 +348,27 @@ describe('Codex through the gateway', () => {
     assert.equal(rec.provider, 'OPENAI');
   });
 
+  test('the response cache (http_headers): a second identical run is answered from the cache; the stream replay prints the same', async () => {
+    await clearUpstream();
+    // `prompt_cache_key`, `client_metadata` and the input items' ids are each run's own; the rest of
+    // the body is the same for the same prompt in the same folder with the same homes.
+    const ignore = 'prompt_cache_key,client_metadata,input.*.id';
+    const headers = `http_headers = { "Svc-Cache-Enabled" = "true", "Svc-Cache-Ignore-Keys" = "${ignore}", "Svc-Cache-Seed" = "${randomUUID()}" }`;
+    const codexHome = folder('codex-cache-home-');
+    writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(`${stack.gatewayUrl}/v1`, CODEX_MODEL, [headers]));
+    const same = { cwd: folder('codex-cache-cwd-'), env: { HOME: folder('codex-cache-user-'), CODEX_HOME: codexHome } };
+    const first = await codex('What is 2+2?', same);
+    assertPrinted(first, RESPONSES_TEXT);
+    assert.equal((await upstream()).length, 1, 'the first run reached OpenAI');
+    const second = await codex('What is 2+2?', same);
+    assertPrinted(second, RESPONSES_TEXT);
+    assert.equal((await upstream()).length, 1, 'the second run was answered from the cache');
+    const [miss] = (await sessionRecords(first.session, 1)) as [Json];
+    const [hit] = (await sessionRecords(second.session, 1)) as [Json];
+    assert.equal(hit.cache_reference_id, miss.request_id);
+    assert.deepEqual([hit.prompt_tokens, hit.completion_tokens, hit.cost], [miss.prompt_tokens, miss.completion_tokens, 0]);
+  });
+
   test('a wrong service key: Codex reports the 401 and nothing reaches the provider', async () => {
     await clearUpstream();
     const run = await codex('What is 2+2?', { key: 'sk-svc-not-a-key' });
