@@ -77,7 +77,8 @@ test('cache key: a dotted path with * leaves nested members out (Codex sends new
   other.input[1]!.content = 'hello';
   assert.notEqual(cacheKey(parts({ body: other, ignore })), k, 'the rest of each item still counts');
   assert.equal(cacheKey(parts({ body: run(['a', 'b'], { metadata: { a: { x: 1, y: 2 } } }), ignore: [...ignore, 'metadata.*.x'] })), cacheKey(parts({ body: run(['c', 'd'], { metadata: { a: { x: 9, y: 2 } } }), ignore: [...ignore, 'metadata.*.x'] })), '* over an object\'s members');
-  assert.equal(cacheKey(parts({ body: a, ignore: [...ignore, 'nothing.*.here', 'model.length'] })), k, 'a path that names nothing changes nothing');
+  assert.equal(cacheKey(parts({ body: a, ignore: [...ignore, 'nothing.*.here', 'model.length', 'input.0'] })), k, 'a path that names nothing changes nothing');
+  assert.equal(cacheKey(parts({ body: a, ignore: ['input.*', 'client_metadata.*'] })), cacheKey(parts({ body: { ...a, input: [], client_metadata: {} }, ignore: null })), 'a path ending in * empties an array or an object');
   assert.equal(a.input[0]!.id, 'msg_1', "the client's body is not changed");
   assert.equal(a.client_metadata.turn_id, 'msg_1');
 });

@@ -40,7 +40,8 @@ function omit(value: unknown, path: readonly string[], at: number): unknown {
   if (value === null || typeof value !== 'object') return value;
   const name = path[at]!;
   const last = at === path.length - 1;
-  if (Array.isArray(value)) return name === '*' && !last ? value.map((item) => omit(item, path, at + 1)) : value;
+  // In an array only `*` names something: every element (a path ending in it empties the array).
+  if (Array.isArray(value)) return name !== '*' ? value : last ? [] : value.map((item) => omit(item, path, at + 1));
   const object = value as Record<string, unknown>;
   const names = name === '*' ? Object.keys(object) : Object.hasOwn(object, name) ? [name] : [];
   if (names.length === 0) return value;
