@@ -26,7 +26,8 @@ export interface KeyParts {
   /**
    * Body members left out of the key (`Svc-Cache-Ignore-Keys`): a top-level member's name, or a
    * dot-separated path into the body where `*` stands for every element of an array or every member
-   * of an object (`input.*.id`: the `id` of each of `input`'s items); null: none.
+   * of an object (`input.*.id`: the `id` of each of `input`'s items; an array's elements are named
+   * only by `*`); null: none.
    */
   ignore: readonly string[] | null;
 }
