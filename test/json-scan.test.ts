@@ -47,6 +47,32 @@ describe('scanJson', () => {
     assert.equal(scanJson(Buffer.from('{"a":"[[[[[[[["}'), 3).tooDeep, false);
   });
 
+  test('strings: a quote after an odd run of backslashes does not end one, after an even run it does', () => {
+    // "a\\" then "model":"x" at the top level: the even run (an escaped backslash) ends the string.
+    const text = '{"a":"q\\\\","model":"x","b":"\\"[[[[\\\\\\"{{"}';
+    assert.deepEqual(JSON.parse(text), { a: 'q\\', model: 'x', b: '"[[[[\\"{{' });
+    const scan = scanJson(Buffer.from(text), 1);
+    assert.equal(scan.tooDeep, false, 'brackets after an escaped quote are inside the string');
+    assert.equal(text.slice(scan.modelStart, scan.modelEnd), '"x"');
+    // An unterminated string: no span, and nothing after it counts.
+    assert.deepEqual({ ...scanJson(Buffer.from('{"model":"x","b":"[[[[\\"'), 2) }, { tooDeep: false, modelStart: 2 + 7, modelEnd: 12 });
+  });
+
+  test('property: tooDeep is exactly nesting past the limit, whatever the strings hold', () => {
+    const depthOf = (v: unknown): number => (v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v as object).map(depthOf)) : 0);
+    const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', ' ', 'é', ':', ',') });
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: 'small' }, tricky, fc.integer(), fc.array(tie('node'), { maxLength: 3 }), fc.dictionary(tricky, tie('node'), { maxKeys: 3 })),
+    })).node;
+    fc.assert(
+      fc.property(value, fc.integer({ min: 1, max: 6 }), (v, max) => {
+        const text = JSON.stringify(v);
+        assert.equal(scanJson(Buffer.from(text), max).tooDeep, depthOf(v) > max, text);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   test('property: splicing equals parse, replace model, serialize', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 6 }), fc.string(), fc.string(), (obj, model, next) => {
