@@ -79,6 +79,7 @@ test('cache key: a dotted path with * leaves nested members out (Codex sends new
   assert.equal(cacheKey(parts({ body: run(['a', 'b'], { metadata: { a: { x: 1, y: 2 } } }), ignore: [...ignore, 'metadata.*.x'] })), cacheKey(parts({ body: run(['c', 'd'], { metadata: { a: { x: 9, y: 2 } } }), ignore: [...ignore, 'metadata.*.x'] })), '* over an object\'s members');
   assert.equal(cacheKey(parts({ body: a, ignore: [...ignore, 'nothing.*.here', 'model.length', 'input.0'] })), k, 'a path that names nothing changes nothing');
   assert.equal(cacheKey(parts({ body: a, ignore: ['input.*', 'client_metadata.*'] })), cacheKey(parts({ body: { ...a, input: [], client_metadata: {} }, ignore: null })), 'a path ending in * empties an array or an object');
+  assert.equal(cacheKey(parts({ body: { ...a, 'x.y': 1 }, ignore: [...ignore, 'x.y'] })), k, 'a top-level name with a dot is that member');
   assert.equal(a.input[0]!.id, 'msg_1', "the client's body is not changed");
   assert.equal(a.client_metadata.turn_id, 'msg_1');
 });

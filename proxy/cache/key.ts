@@ -57,7 +57,10 @@ function omit(value: unknown, path: readonly string[], at: number): unknown {
 /** The hex SHA-256 key of `parts` (64 characters). */
 export function cacheKey(parts: KeyParts): string {
   let body: unknown = parts.body;
-  if (parts.ignore !== null) for (const name of parts.ignore) body = omit(body, name.split('.'), 0);
+  if (parts.ignore !== null) {
+    // A top-level member whose own name holds a dot is that member, as before paths existed.
+    for (const name of parts.ignore) body = omit(body, Object.hasOwn(parts.body, name) ? [name] : name.split('.'), 0);
+  }
   const text = canonical([parts.organization, parts.seed, parts.endpoint, parts.provider, parts.model, body]) as string;
   // The one-shot hash (Node ≥ 20.12): about a third of createHash's time on a request-sized text.
   return hash('sha256', text, 'hex');
