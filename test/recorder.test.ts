@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { LogQueue } from '../proxy/log-queue.ts';
+import { responses } from '../proxy/endpoints/responses.ts';
 import { ResponseRecorder } from '../proxy/observers/response-recorder.ts';
 import { decodeBatch, encodeBatch, encodeRecord, RECORD_BATCH_VERSION } from '../shared/record-batch.ts';
 
@@ -60,6 +61,55 @@ test('the cap bounds what is kept', () => {
   const json = new ResponseRecorder(false, 5);
   json.push(Buffer.from('{"a":1234567}'));
   assert.equal(json.finish(200).truncated, true);
+});
+
+/** Runs `fn` counting the JSON.parse calls whose text starts with `prefix`. */
+function countingParses<T>(prefix: string, fn: () => T): { result: T; parses: number } {
+  const parse = JSON.parse;
+  let parses = 0;
+  JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+    if (typeof text === 'string' && text.startsWith(prefix)) parses++;
+    return parse(text, reviver);
+  }) as typeof JSON.parse;
+  try {
+    return { result: fn(), parses };
+  } finally {
+    JSON.parse = parse;
+  }
+}
+
+test('Responses stream: the final event supersedes created and in_progress, which are then never parsed', () => {
+  const sse = fixture('openai/responses-stream.sse');
+  const completed = JSON.parse(
+    sse
+      .toString()
+      .split('\n')
+      .find((l) => l.startsWith('data: {"type":"response.completed"'))!
+      .slice(6),
+  ).response;
+  for (const piece of [1, 13, 1 << 16]) {
+    const { result: out, parses } = countingParses('{"type":"response.', () => {
+      const rec = new ResponseRecorder(true, 1 << 20, responses);
+      feed(rec, sse, piece);
+      return rec.finish(200);
+    });
+    assert.deepEqual(out.body, completed, 'the logged body is the final response, output folded from the deltas');
+    assert.deepEqual(out.usage, completed.usage);
+    // 16 events: the two superseded lifecycle events are not parsed.
+    assert.equal(parses, 14);
+  }
+});
+
+test('Responses stream cut before its final event: the newest lifecycle event is folded in at the end', () => {
+  const sse = fixture('openai/responses-stream.sse').toString();
+  const cut = sse.slice(0, sse.indexOf('event: response.output_item.done'));
+  const rec = new ResponseRecorder(true, 1 << 20, responses);
+  rec.push(Buffer.from(cut));
+  const body = rec.finish(200).body as any;
+  assert.equal(body.status, 'in_progress');
+  assert.match(body.id, /^resp_/);
+  assert.equal(body.model, 'gpt-4.1-nano-2025-04-14');
+  assert.ok(body.output[0].content[0].text.length > 0, 'the text folded from the deltas so far');
 });
 
 test('a non-stream 2xx body is handed over as its bytes, unparsed; an error body is parsed and kept on 4xx', () => {

@@ -125,12 +125,20 @@ export function foldResponsesEvent(into: Json | null, event: Json, text: TextBud
   }
 }
 
+/**
+ * Lifecycle events whose response a final event repeats in full. Each carries the request's tools and
+ * instructions echoed (tens of KB for Codex), so the log parses them only when no final event came.
+ */
+const SUPERSEDED_EVENTS: ReadonlySet<string> = new Set(['response.created', 'response.queued', 'response.in_progress']);
+
 /** Responses: `usage` of a response; a stream's usage from its final event (`response.completed` …). */
 export const responsesReading: ResponseReading = {
   usageInBody: (body) => body.usage || null,
   usageInChunk: usageInEvent,
   mergeUsage: null,
   foldChunk: foldResponsesEvent,
+  supersededEvents: SUPERSEDED_EVENTS,
+  finalEvents: FINAL_EVENTS,
 };
 
 /** input_tokens: `{"object": "response.input_tokens", "input_tokens": N}`, kept as the usage; never streamed. */

@@ -70,6 +70,15 @@ export interface ResponseReading {
    * only through `text`. Null for kinds without streams.
    */
   readonly foldChunk: ((into: Json | null, chunk: Json, text: TextBudget) => Json) | null;
+  /**
+   * Stream events, by their SSE `event` name, whose data an event of {@link finalEvents} supersedes
+   * (Responses: `response.created`, `response.in_progress`, each the whole response so far, with the
+   * request's tools and instructions echoed). The recorder keeps the newest one unparsed and folds it
+   * only when the stream ends without a final event. Absent: every event is parsed as it comes.
+   */
+  readonly supersededEvents?: ReadonlySet<string>;
+  /** Stream events, by their SSE `event` name, that supersede {@link supersededEvents}. */
+  readonly finalEvents?: ReadonlySet<string>;
 }
 
 /**

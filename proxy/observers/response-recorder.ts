@@ -44,6 +44,8 @@ export class ResponseRecorder implements TextBudget {
   private readonly reading: ResponseReading;
   /** The `data` of the event that closes the stream (OpenAI's `[DONE]`): not a chunk. */
   private readonly doneData: string | null;
+  /** The newest event of the kind's `supersededEvents` since the last final one, unparsed; else null. */
+  private superseded: string | null = null;
 
   /**
    * @param streamed true for an SSE response (`text/event-stream`).
@@ -81,13 +83,27 @@ export class ResponseRecorder implements TextBudget {
   private onEvent(e: EventSourceMessage): void {
     const data = e.data;
     if (data === this.doneData) return;
+    const name = e.event;
+    if (name !== undefined) {
+      // A lifecycle event a final one will supersede is kept as text; parsed only if none comes.
+      if (this.reading.supersededEvents?.has(name)) {
+        this.superseded = data;
+        return;
+      }
+      if (this.reading.finalEvents?.has(name)) this.superseded = null;
+    }
+    this.fold(data, name);
+  }
+
+  /** Parses one event's data and folds it in: an error event, usage, the kind's fold. */
+  private fold(data: string, name: string | undefined): void {
     let chunk: Json;
     try {
       chunk = JSON.parse(data) as Json;
     } catch {
       return;
     }
-    if (e.event === 'error' || chunk.error) {
+    if (name === 'error' || chunk.error) {
       const err = chunk.error ?? chunk;
       this.streamError = typeof err === 'string' ? err : JSON.stringify(err);
       return;
@@ -118,6 +134,8 @@ export class ResponseRecorder implements TextBudget {
   finish(status: number): RecordedResponse {
     if (this.parser) {
       this.parser.feed(this.decoder!.decode());
+      if (this.superseded !== null) this.fold(this.superseded, undefined);
+      this.superseded = null;
       const body = this.assembled;
       if (body && this.usage) body.usage = this.usage;
       return { body, usage: this.usage, error: this.streamError, truncated: this.truncated, raw: null };
