@@ -16,7 +16,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
-import { startStack, uniq, type Stack } from './support/stack.ts';
+import { startStack, stubRequests, uniq, type Stack } from './support/stack.ts';
 
 let stack: Stack;
 before(async () => {
@@ -27,7 +27,7 @@ after(() => stack?.stop());
 const CACHE_ON = { 'svc-cache-enabled': 'true' };
 
 /** How many requests the stub has received. */
-const upstreamCount = async (): Promise<number> => ((await (await fetch(`${stack.stubUrl}/__requests`)).json()) as unknown[]).length;
+const upstreamCount = async (): Promise<number> => (await stubRequests(stack.stubUrl)).length;
 
 /**
  * Runs `call` twice: the first must reach the provider once, the second not at all.

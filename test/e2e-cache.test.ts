@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { createOrganization } from '../admin/organizations.ts';
 import { createApiKey } from '../admin/resources/api-keys/store.ts';
-import { defaultConfig, fetchRecord, PROVIDER_KEYS, startLinkedProxy, startStack, stopProcess, uniq, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
+import { defaultConfig, fetchRecord, PROVIDER_KEYS, startLinkedProxy, startStack, stopProcess, stubRequests, uniq, waitFor, writeConfig, type Stack, type Started } from './support/stack.ts';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 let stack: Stack;
@@ -66,7 +66,7 @@ async function post(path: string, body: unknown, headers: Record<string, string>
 }
 
 /** How many requests the stub has received. */
-const upstreamCount = async (): Promise<number> => ((await (await fetch(`${stack.stubUrl}/__requests`)).json()) as unknown[]).length;
+const upstreamCount = async (): Promise<number> => (await stubRequests(stack.stubUrl)).length;
 
 /** Runs `fn` and returns how many requests reached the provider meanwhile. */
 async function upstreamCalls(fn: () => Promise<unknown>): Promise<number> {
