@@ -11,8 +11,9 @@ import type { Logger } from 'pino';
 import type { Sql } from './db.ts';
 import { isUuid } from './validation.ts';
 
-/** Defaults of {@link KeyUsageOptions}, in ms. */
+/** Default of {@link KeyUsageOptions}' flush interval: how often the marks of keys used are written (ms). */
 export const KEY_USAGE_FLUSH_INTERVAL_MS = 2_000;
+/** Default of {@link KeyUsageOptions}' least interval between two writes of one key's `last_used_at` (ms). */
 export const KEY_USAGE_MIN_INTERVAL_MS = 60_000;
 /** Most key ids in one UPDATE (one array parameter, so any number fits; this bounds the statement's work). */
 const MAX_IDS_PER_UPDATE = 5_000;

@@ -25,6 +25,7 @@ export const PromptVersionPayloadSchema = object({
   body: record(string(), any()),
 });
 
+/** The messages admin sends a proxy on the control-plane WebSocket (JSON text frames), checked on arrival. */
 export const AdminMessageSchema = union([
   object({ type: literal('keys.snapshot'), keys: array(KeyEntrySchema) }),
   object({ type: literal('keys.upsert'), keys: array(KeyEntrySchema) }),
@@ -46,6 +47,7 @@ export type AdminMessage = Infer<typeof AdminMessageSchema>;
 /** Most key ids in one `keys.used` message (a proxy splits a larger report). */
 export const MAX_KEYS_USED_PER_MESSAGE = 10_000;
 
+/** The JSON messages a proxy sends admin on the control-plane WebSocket (record batches also go as binary frames: ./record-batch.ts), checked on arrival. */
 export const ProxyMessageSchema = union([
   object({ type: literal('records'), batchId: string(), records: array(any()) }),
   object({ type: literal('keys.used'), keyIds: size(array(string()), 1, MAX_KEYS_USED_PER_MESSAGE) }),

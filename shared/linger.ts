@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 
 /** After an error answered before the request body was read: how long and how much of the rest is read and discarded. */
 export const LINGER_MS = 5_000;
+/** After an error answered before the request body was read: the most bytes of the rest read and discarded. */
 export const LINGER_BYTES = 64 * 1024 * 1024;
 
 /**

@@ -58,7 +58,9 @@ import { tokenEstimateFactor } from './models.ts';
 /** Cookbook URL for the counting rules. */
 export const COUNTING_SOURCE = 'https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb';
 
+/** The tiktoken encodings the estimator counts with (o200k_base: GPT-4o and later; cl100k_base: GPT-4, GPT-3.5). */
 export type EncodingName = 'o200k_base' | 'cl100k_base';
+/** The npm tokenizer packages the estimator can count with. */
 export type TokenizerBackendName = 'gpt-tokenizer' | 'js-tiktoken';
 
 /** How a model's input is estimated. */
