@@ -45,6 +45,53 @@ export interface SvcRequest {
   prompt_id: string | null;
   prompt_version: string | null;
   llmSchema: LlmSchema | null;
+  /** True when the request was sent with `Svc-Cache-Enabled: true`. */
+  cache_enabled: boolean;
+  /** Set on a cache hit: the request whose answer was served. */
+  cache_reference_id: string | null;
+  /** The user's thumbs up (true) or down (false); null when none was given. */
+  feedback_rating: boolean | null;
+  feedback_id: string | null;
+  feedback_created_at: string | null;
+}
+
+/** One session's figures (`POST /v1/session/query`); tokens in tokens, cost in USD. */
+export interface SessionSummary {
+  session_id: string;
+  session_name: string | null;
+  first_request_at: string;
+  last_request_at: string;
+  request_count: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost: number;
+  /** Requests answered with a status >= 400 or none (0). */
+  errors: number;
+}
+
+/** One request of a session (`GET /v1/session/{id}`), in time order. */
+export interface SessionRequest {
+  request_id: string;
+  request_created_at: string;
+  /** Its `Svc-Session-Path` (`/plan/search`); null when not sent. */
+  session_path: string | null;
+  session_name: string | null;
+  request_path: string;
+  provider: string;
+  model: string | null;
+  user_id: string | null;
+  status: number;
+  latency_ms: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  cost: number | null;
+}
+
+/** A session's figures and one page of its requests. */
+export interface SessionDetail extends SessionSummary {
+  requests: SessionRequest[];
 }
 
 /** The dialect-neutral view of a request's bodies (admin/resources/requests/svc-request.ts). */
@@ -249,6 +296,17 @@ export function createApi(key: string) {
     datasetRows: (id: string) => env<DatasetRow[]>('POST', `/v1/experiment/dataset/${encodeURIComponent(id)}/query`, { limit: 1000 }),
     createDataset: (datasetName: string, filter: FilterNode, limit?: number) =>
       env<{ datasetId: string; rows: number }>('POST', '/v1/experiment/dataset', { datasetName, filter, ...(limit ? { limit } : {}) }),
+    /** Records (or replaces) the user's thumbs up (`rating` true) or down on request `id`. */
+    giveFeedback: (id: string, rating: boolean) => env<null>('POST', `/v1/request/${encodeURIComponent(id)}/feedback`, { rating }),
+    /**
+     * Sessions with a request in [start, end) (epoch ms; both null: all time), newest last request
+     * first, `limit` of them after `offset`.
+     */
+    querySessions: (range: { start: number; end: number } | null, limit: number, offset = 0) =>
+      env<SessionSummary[]>('POST', '/v1/session/query', { ...(range ? { timeFilter: { startTimeUnixMs: range.start, endTimeUnixMs: range.end } } : {}), limit, offset }),
+    /** Session `id`'s figures and its requests in time order, `limit` of them after `offset`. */
+    getSession: (id: string, limit: number, offset = 0) =>
+      env<SessionDetail>('GET', `/v1/session/${encodeURIComponent(id)}?limit=${limit}&offset=${offset}`),
     listKeys: () => env<ApiKey[]>('GET', '/v1/api-keys'),
     createKey: (name: string) => env<CreatedKey>('POST', '/v1/api-keys', { name }),
     revokeKey: (id: string) => env<null>('DELETE', `/v1/api-keys/${encodeURIComponent(id)}`),
