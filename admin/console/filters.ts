@@ -21,7 +21,11 @@ export interface FilterLeaf {
     status?: NumberOperators;
     request_created_at?: TimestampOperators;
     properties?: Record<string, TextOperators>;
+    /** true: answered from the response cache (a hit); false: every other request. */
+    cached?: { equals: boolean };
   };
+  /** The user's thumbs up (true) or down (false); a request without feedback matches neither. */
+  feedback?: { rating?: { equals: boolean } };
 }
 /** A filter tree node: everything, a leaf, or two nodes joined. */
 export type FilterNode = 'all' | FilterLeaf | { left: FilterNode; operator: 'and' | 'or'; right: FilterNode };
@@ -30,6 +34,16 @@ export type FilterNode = 'all' | FilterLeaf | { left: FilterNode; operator: 'and
 export const RANGES = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, all: null } as const;
 /** A select value of {@link RANGES}. */
 export type RangeKey = keyof typeof RANGES;
+
+/** The cache select: every request, cache hits only, or the requests the provider answered. */
+export const CACHE_CHOICES = { any: 'all answers', hits: 'cache hits', misses: 'not from the cache' } as const;
+/** A select value of {@link CACHE_CHOICES}. */
+export type CacheChoice = keyof typeof CACHE_CHOICES;
+
+/** The feedback select: every request, or those a user rated up, or down. */
+export const FEEDBACK_CHOICES = { any: 'any feedback', up: 'rated up ▲', down: 'rated down ▼' } as const;
+/** A select value of {@link FEEDBACK_CHOICES}. */
+export type FeedbackChoice = keyof typeof FEEDBACK_CHOICES;
 
 /** What the filter controls hold. */
 export interface RequestFilters {
@@ -41,10 +55,12 @@ export interface RequestFilters {
   propertyValue: string;
   range: RangeKey;
   text: string;
+  cache: CacheChoice;
+  feedback: FeedbackChoice;
 }
 
 /** The controls' initial values: everything of the last 24 hours. */
-export const EMPTY_FILTERS: RequestFilters = { model: '', provider: '', status: '', user: '', propertyKey: '', propertyValue: '', range: '24h', text: '' };
+export const EMPTY_FILTERS: RequestFilters = { model: '', provider: '', status: '', user: '', propertyKey: '', propertyValue: '', range: '24h', text: '', cache: 'any', feedback: 'any' };
 
 /** ANDs nodes together; no node is `"all"`. */
 export function and(nodes: FilterNode[]): FilterNode {
@@ -90,6 +106,8 @@ export function toFilterTree(f: RequestFilters, withRange = true): FilterNode {
   const start = withRange ? rangeStart(f.range) : null;
   if (start) nodes.push(rmt({ request_created_at: { gte: start } }));
   if (f.text.trim()) nodes.push({ request: { prompt: { contains: f.text.trim() } } });
+  if (f.cache !== 'any') nodes.push(rmt({ cached: { equals: f.cache === 'hits' } }));
+  if (f.feedback !== 'any') nodes.push({ feedback: { rating: { equals: f.feedback === 'up' } } });
   return and(nodes);
 }
 

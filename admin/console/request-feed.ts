@@ -55,6 +55,8 @@ export interface RequestFeed {
   /** True once the oldest row is loaded. */
   done: boolean;
   loadMore: () => void;
+  /** Changes the members `patch` names on the row `id` (a rating given in the detail), if it is listed. */
+  patch: (id: string, patch: Partial<RequestRow>) => void;
 }
 
 async function countOrNull(api: Api, filter: FilterNode): Promise<number | null> {
@@ -148,5 +150,14 @@ export function useRequestFeed(filter: FilterNode, filterKey: string): RequestFe
   }, [filterKey, api, reportError]);
 
   const loadMore = useCallback(() => void loadPage(state.current.gen), [loadPage]);
-  return { rows, total, loading, done, loadMore };
+  const patch = useCallback((id: string, changes: Partial<RequestRow>) => {
+    const s = state.current;
+    const at = s.rows.findIndex((r) => r.request_id === id);
+    if (at < 0) return;
+    // A new array and a new row object, so the table re-renders that row.
+    s.rows = s.rows.slice();
+    s.rows[at] = { ...s.rows[at]!, ...changes };
+    setRows(s.rows);
+  }, []);
+  return { rows, total, loading, done, loadMore, patch };
 }

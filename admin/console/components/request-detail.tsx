@@ -9,6 +9,7 @@ import { isTyping } from '../router.ts';
 import { useSession } from '../session.tsx';
 import { Conversation } from './conversation.tsx';
 import { JsonView } from './json-view.tsx';
+import type { FeedbackPatch } from './feedback-control.tsx';
 import { RequestSummary } from './request-summary.tsx';
 
 type Tab = 'conversation' | 'request' | 'response';
@@ -18,8 +19,8 @@ async function loadBoth(api: ReturnType<typeof useSession>['api'], id: string): 
   return { request, inputs };
 }
 
-/** Props: the request id and the close handler. */
-export function RequestDetail({ id, onClose }: { id: string; onClose: () => void }) {
+/** Props: the request id, the close handler, and `onRated` told of a rating given here. */
+export function RequestDetail({ id, onClose, onRated }: { id: string; onClose: () => void; onRated?: (id: string, patch: FeedbackPatch) => void }) {
   const { api } = useSession();
   const [tab, setTab] = useState<Tab>('conversation');
   const { data, loading } = useLoad(() => loadBoth(api, id), [api, id]);
@@ -56,7 +57,7 @@ export function RequestDetail({ id, onClose }: { id: string; onClose: () => void
             {tab === 'request' && <JsonView value={shown.request.request_body} />}
             {tab === 'response' && <JsonView value={shown.request.response_body} />}
           </div>
-          <RequestSummary request={shown.request} inputs={shown.inputs} />
+          <RequestSummary request={shown.request} inputs={shown.inputs} onRated={onRated} />
         </div>
       )}
     </aside>

@@ -3,7 +3,7 @@
  * query per pause, not per key); the range select applies at once. `/` focuses the model filter.
  */
 import { useEffect, useRef, useState } from 'react';
-import { RANGES, type RangeKey, type RequestFilters } from '../filters.ts';
+import { CACHE_CHOICES, FEEDBACK_CHOICES, RANGES, type RequestFilters } from '../filters.ts';
 import { useDebounced, useKeydown } from '../hooks.ts';
 import { isTyping } from '../router.ts';
 
@@ -39,8 +39,9 @@ export function RequestFiltersBar({ value, onChange }: { value: RequestFilters; 
     }
   });
 
-  const setRange = (range: RangeKey) => {
-    const next = { ...draft, range };
+  // Selects apply at once (no typing to wait for).
+  const choose = <K extends 'range' | 'cache' | 'feedback'>(key: K, v: RequestFilters[K]) => {
+    const next = { ...draft, [key]: v };
     setDraft(next);
     onChange(next);
   };
@@ -59,7 +60,21 @@ export function RequestFiltersBar({ value, onChange }: { value: RequestFilters; 
           onKeyDown={(e) => e.key === 'Escape' && (e.target as HTMLInputElement).blur()}
         />
       ))}
-      <select data-testid="filter-range" value={draft.range} onChange={(e) => setRange(e.target.value as RangeKey)}>
+      <select data-testid="filter-cache" aria-label="Cache" value={draft.cache} onChange={(e) => choose('cache', e.target.value as RequestFilters['cache'])}>
+        {Object.entries(CACHE_CHOICES).map(([v, label]) => (
+          <option key={v} value={v}>
+            {label}
+          </option>
+        ))}
+      </select>
+      <select data-testid="filter-feedback" aria-label="Feedback" value={draft.feedback} onChange={(e) => choose('feedback', e.target.value as RequestFilters['feedback'])}>
+        {Object.entries(FEEDBACK_CHOICES).map(([v, label]) => (
+          <option key={v} value={v}>
+            {label}
+          </option>
+        ))}
+      </select>
+      <select data-testid="filter-range" aria-label="Time range" value={draft.range} onChange={(e) => choose('range', e.target.value as RequestFilters['range'])}>
         {Object.keys(RANGES).map((r) => (
           <option key={r} value={r}>
             {r === 'all' ? 'all time' : `last ${r}`}

@@ -1,9 +1,15 @@
 /**
- * The facts of one request beside its conversation: timing, tokens and cost, the provider
- * attempts, the token-limit outcome, scores, properties, and the managed prompt with its inputs.
+ * The facts of one request beside its conversation: timing, tokens and cost, the response cache,
+ * the user's feedback, the provider attempts, the token-limit outcome, scores, properties, and the
+ * managed prompt with its inputs.
  */
 import type { RequestInputs, SvcRequest } from '../api.ts';
 import { formatCost, formatInt, formatMs, orDash, prettyJson } from '../format.ts';
+import { routeHash } from '../router.ts';
+import { FeedbackControl, type FeedbackPatch } from './feedback-control.tsx';
+
+/** The property a hit carries: what its answer would have cost at the provider (USD). */
+const COST_SAVED = 'svc-cache-cost-saved';
 
 function Facts({ rows }: { rows: Array<[string, string]> }) {
   return (
@@ -63,12 +69,45 @@ function Attempts({ attempts }: { attempts: Array<Record<string, unknown>> }) {
   );
 }
 
-/** Props: the request and its managed-prompt inputs (null when none). */
-export function RequestSummary({ request: r, inputs }: { request: SvcRequest; inputs: RequestInputs | null }) {
+/** The response cache's part in a request sent with `Svc-Cache-Enabled: true`: a hit (whose answer, what it saved) or a miss. */
+function CacheFacts({ request: r }: { request: SvcRequest }) {
+  if (!r.cache_enabled && !r.cache_reference_id) return null;
+  const saved = r.properties?.[COST_SAVED];
+  return (
+    <section data-testid="cache-facts">
+      <h3>Response cache</h3>
+      {r.cache_reference_id ? (
+        <dl className="facts">
+          <div>
+            <dt>Result</dt>
+            <dd title="Answered from the cache without calling the provider">hit</dd>
+          </div>
+          <div>
+            <dt>Answer of</dt>
+            <dd>
+              <a href={routeHash('requests', r.cache_reference_id)} data-testid="cache-reference">
+                <code>{r.cache_reference_id}</code>
+              </a>
+            </dd>
+          </div>
+          <div>
+            <dt>Saved</dt>
+            <dd>{formatCost(saved !== undefined ? Number(saved) : null)}</dd>
+          </div>
+        </dl>
+      ) : (
+        <Facts rows={[['Result', 'miss']]} />
+      )}
+    </section>
+  );
+}
+
+/** Props: the request, its managed-prompt inputs (null when none), and `onRated` (see {@link FeedbackControl}). */
+export function RequestSummary({ request: r, inputs, onRated }: { request: SvcRequest; inputs: RequestInputs | null; onRated?: (id: string, patch: FeedbackPatch) => void }) {
   const p = r.properties ?? {};
   const tokenLimit = Object.entries(p).filter(([k]) => k.startsWith('svc-token-limit-'));
   const own = Object.entries(p).filter(([k]) => !k.startsWith('svc-'));
-  const gateway = Object.entries(p).filter(([k]) => k.startsWith('svc-') && k !== 'svc-attempts' && !k.startsWith('svc-token-limit-'));
+  const gateway = Object.entries(p).filter(([k]) => k.startsWith('svc-') && k !== 'svc-attempts' && k !== COST_SAVED && !k.startsWith('svc-token-limit-'));
   const scores = Object.entries(r.scores ?? {});
   return (
     <div className="summary">
@@ -88,6 +127,8 @@ export function RequestSummary({ request: r, inputs }: { request: SvcRequest; in
           ['Created', new Date(r.request_created_at).toLocaleString()],
         ]}
       />
+      <CacheFacts request={r} />
+      <FeedbackControl key={r.request_id} request={r} onRated={onRated} />
       <Attempts attempts={attemptsOf(p)} />
       {tokenLimit.length > 0 && (
         <section>

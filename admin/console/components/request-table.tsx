@@ -37,6 +37,24 @@ function statusClass(status: number): string {
   return 'status ok';
 }
 
+/** A cache hit's badge and the user's rating, if any: what sets a row apart beyond its numbers. */
+function Flags({ row }: { row: RequestRow }) {
+  return (
+    <>
+      {row.cache_reference_id && (
+        <span className="badge cache-hit" title={`Answered from the cache: the answer of ${row.cache_reference_id}`}>
+          hit
+        </span>
+      )}
+      {row.feedback_rating !== null && row.feedback_rating !== undefined && (
+        <span className={row.feedback_rating ? 'rating up' : 'rating down'} title={row.feedback_rating ? 'Rated up' : 'Rated down'}>
+          {row.feedback_rating ? '▲' : '▼'}
+        </span>
+      )}
+    </>
+  );
+}
+
 /** Columns right-aligned as numbers. */
 const NUMERIC = new Set(['latency', 'ttft', 'in', 'out', 'cost']);
 
@@ -46,6 +64,7 @@ const COMPACT_HIDDEN = new Set(['kind', 'ttft', 'in', 'out', 'user', 'props', 's
 const COLUMNS: ColumnDef<RequestRow>[] = [
   { id: 'time', header: 'Time', size: 132, cell: (c) => formatTime(c.row.original.request_created_at) },
   { id: 'status', header: 'Status', size: 64, cell: (c) => <span className={statusClass(c.row.original.response_status)}>{c.row.original.response_status}</span> },
+  { id: 'flags', header: '', size: 64, cell: (c) => <Flags row={c.row.original} /> },
   { id: 'kind', header: 'Kind', size: 90, cell: (c) => orDash(c.row.original.properties['svc-endpoint'] ?? 'chat') },
   { id: 'provider', header: 'Provider', size: 96, cell: (c) => orDash(c.row.original.provider) },
   { id: 'model', header: 'Model', size: 200, cell: (c) => orDash(c.row.original.model || c.row.original.request_model) },

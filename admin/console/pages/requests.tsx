@@ -39,7 +39,7 @@ export function RequestsPage({ openId }: { openId: string | null }) {
       </div>
       {openId && (
         <Suspense fallback={<aside className="detail" aria-busy="true" />}>
-          <RequestDetail id={openId} onClose={() => navigate('requests')} />
+          <RequestDetail id={openId} onClose={() => navigate('requests')} onRated={feed.patch} />
         </Suspense>
       )}
     </div>
