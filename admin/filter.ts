@@ -1,28 +1,38 @@
 /**
  * The filter tree of the `/v1` API (`POST /v1/request/query`, `/v1/request/count`,
- * `/v1/dashboard/query`, `/v1/experiment/dataset` and `/v1/experiment/dataset/random`):
+ * `/v1/dashboard/query`, `/v1/experiment/dataset`, `/v1/experiment/dataset/random` and
+ * `/v1/session/query`):
  * its validation (a superstruct struct naming the exact path of a mistake) and its compilation to a
  * parameterized SQL condition on `request_log r` with postgres.js fragments. Values only ever travel
  * as bind parameters; column names and operators come from fixed whitelists written out below.
  *
  * A node is `"all"`, a leaf `{request?: {...}, response?: {...}, request_response_rmt?: {...},
  * properties?: {<name>: {...}}, prompts_versions?: {...}, sessions_request_response_rmt?:
- * {session_session_id?: {...}, session_session_name?: {...}}}`, or a branch `{left, operator: "and" | "or", right}` nested at most
- * {@link MAX_FILTER_DEPTH} branches deep. In a leaf, every field and every operator of a field AND
+ * {session_session_id?: {...}, session_session_name?: {...}}, feedback?: {...}}`, or a branch
+ * `{left, operator: "and" | "or", right}` nested at most {@link MAX_FILTER_DEPTH} branches deep. In a leaf, every field and every operator of a field AND
  * together; an empty leaf matches all.
  *
  * `request_response_rmt.*` (the reference's Partial_RequestResponseRMTToOperators_, the fields this
  * log stores) reads the request log's own columns: provider, model (the requested model, as
  * `request.model`), user_id, status (HTTP status), latency (ms, `delay_ms`), time_to_first_token (ms),
  * cost (USD), the token counts, request_created_at / response_created_at, request_id, target_url,
- * prompt_id, prompt_version, session_id (as `sessions_request_response_rmt.session_session_id`), and
- * `properties: {<name>: text operators}` (the caller's
+ * prompt_id, prompt_version, session_id (as `sessions_request_response_rmt.session_session_id`),
+ * cache_enabled (boolean: the request asked for the response cache), cached (boolean: a cache hit,
+ * `cache_reference_id` set, as the `isCached` body flag), cache_reference_id (a hit: the request whose
+ * answer was served), and `properties: {<name>: text operators}` (the caller's
  * `Svc-Property-<name>` values). The leaf's top-level `properties` is the same, and `response.status`
- * / `response.model` the HTTP status and the model the provider answered with.
+ * / `response.model` the HTTP status and the model the provider answered with. `feedback.*` (the
+ * reference's Partial_FeedbackTableToOperators_) reads the request's user feedback
+ * (`request_feedback`, at most one per request): rating (boolean, true a thumbs up), created_at, and
+ * id (a UUID here, so text operators where the reference has number ones); the reference's
+ * response_id is left out: feedback here is keyed by the request, and no response id is stored apart
+ * from the provider's body.
  *
- * Null semantics (documented behaviour): for `request.*`, `request_response_rmt.*`, `response.*` and
- * `properties.*` fields a missing value (NULL, an absent property) matches `not-equals` and
- * `not-contains` and nothing else. `prompts_versions.*` conditions match only
+ * Null semantics (documented behaviour): for `request.*`, `request_response_rmt.*`, `response.*`,
+ * `feedback.*` and `properties.*` fields a missing value (NULL, an absent property, a request
+ * without feedback) matches `not-equals` and `not-contains` and nothing else; boolean fields have only
+ * `equals`, so a missing value matches no boolean condition (`feedback.rating: {equals: false}` is
+ * a thumbs down, not "no thumbs up"). `prompts_versions.*` conditions match only
  * requests made with a prompt version (`request_log.prompt_version_id`) of the caller's organization.
  * `contains` / `not-contains` are case-insensitive substring tests (`%` and `_` in the value are
  * literal); `like` / `ilike` take a SQL LIKE pattern as given. `request.model` is the requested model
@@ -46,11 +56,14 @@ export const TEXT_OPERATORS = ['equals', 'not-equals', 'like', 'ilike', 'contain
 export const TIMESTAMP_OPERATORS = ['equals', 'gte', 'lte', 'lt', 'gt'] as const;
 /** Operators on number fields. */
 export const NUMBER_OPERATORS = ['not-equals', 'equals', 'gte', 'lte', 'lt', 'gt'] as const;
+/** Operators on boolean fields (the reference's Partial_BooleanOperators_; values: true or false). */
+export const BOOLEAN_OPERATORS = ['equals'] as const;
 
 type TextOp = (typeof TEXT_OPERATORS)[number];
 type TimestampOp = (typeof TIMESTAMP_OPERATORS)[number];
 type NumberOp = (typeof NUMBER_OPERATORS)[number];
-type FieldKind = 'text' | 'timestamp' | 'number';
+type BooleanOp = (typeof BOOLEAN_OPERATORS)[number];
+type FieldKind = 'text' | 'timestamp' | 'number' | 'boolean';
 /** A field's kind, or `properties`: an object of property name → text operators. */
 type MemberKind = FieldKind | 'properties';
 
@@ -92,7 +105,7 @@ export const SESSION_FIELDS = {
 /**
  * `request_response_rmt.*` fields and their kinds (the part of the reference's
  * Partial_RequestResponseRMTToOperators_ this log stores); units: latency and time_to_first_token ms,
- * cost USD, token counts tokens.
+ * cost USD, token counts tokens. `cached` is true for a response-cache hit (`cache_reference_id` set).
  */
 export const RMT_FIELDS = {
   provider: 'text',
@@ -114,8 +127,22 @@ export const RMT_FIELDS = {
   prompt_id: 'text',
   prompt_version: 'text',
   session_id: 'text',
+  cache_enabled: 'boolean',
+  cached: 'boolean',
+  cache_reference_id: 'text',
   properties: 'properties',
 } as const satisfies Record<string, MemberKind>;
+
+/**
+ * `feedback.*` fields (the reference's Partial_FeedbackTableToOperators_ but for response_id, which
+ * has no stored counterpart): the request's feedback row. `id` is a UUID here (text operators), not
+ * the reference's number.
+ */
+export const FEEDBACK_FIELDS = {
+  id: 'text',
+  created_at: 'timestamp',
+  rating: 'boolean',
+} as const satisfies Record<string, FieldKind>;
 
 /** `response.*` fields (of the reference's Partial_ResponseTableToOperators_): the HTTP status and the model the provider answered with. */
 export const RESPONSE_FIELDS = {
@@ -132,15 +159,25 @@ export type TextOperators = Partial<Record<TextOp, string>>;
 export type TimestampOperators = Partial<Record<TimestampOp, string>>;
 /** Operators of a number field. */
 export type NumberOperators = Partial<Record<NumberOp, number>>;
+/** Operators of a boolean field. */
+export type BooleanOperators = Partial<Record<BooleanOp, boolean>>;
 
 /** Conditions on properties: property name → text operators (an absent property is NULL). */
 export type PropertyOperators = Record<string, TextOperators>;
 
-type OperatorsOf<K extends MemberKind> = K extends 'timestamp' ? TimestampOperators : K extends 'number' ? NumberOperators : K extends 'properties' ? PropertyOperators : TextOperators;
+type OperatorsOf<K extends MemberKind> = K extends 'timestamp'
+  ? TimestampOperators
+  : K extends 'number'
+    ? NumberOperators
+    : K extends 'boolean'
+      ? BooleanOperators
+      : K extends 'properties'
+        ? PropertyOperators
+        : TextOperators;
 
 /**
  * A leaf: conditions on the request (`request`, `response`, `request_response_rmt`, `properties`),
- * on the prompt version it was made with, and on its coding session.
+ * on the prompt version it was made with, on its coding session, and on its user feedback.
  */
 export interface FilterLeaf {
   request?: { [K in keyof typeof REQUEST_FIELDS]?: OperatorsOf<(typeof REQUEST_FIELDS)[K]> };
@@ -149,6 +186,7 @@ export interface FilterLeaf {
   properties?: PropertyOperators;
   prompts_versions?: { [K in keyof typeof PROMPT_VERSION_FIELDS]?: OperatorsOf<(typeof PROMPT_VERSION_FIELDS)[K]> };
   sessions_request_response_rmt?: { [K in keyof typeof SESSION_FIELDS]?: TextOperators };
+  feedback?: { [K in keyof typeof FEEDBACK_FIELDS]?: OperatorsOf<(typeof FEEDBACK_FIELDS)[K]> };
 }
 /** A branch: both sides (`and`) or either side (`or`). */
 export interface FilterBranch {
@@ -211,15 +249,24 @@ function endsWithEscape(pattern: string): boolean {
   return n % 2 === 1;
 }
 
+const OPERATORS_OF_KIND: Record<FieldKind, readonly string[]> = {
+  text: TEXT_OPERATORS,
+  timestamp: TIMESTAMP_OPERATORS,
+  number: NUMBER_OPERATORS,
+  boolean: BOOLEAN_OPERATORS,
+};
+
 function checkOperators(value: unknown, kind: FieldKind, path: Array<string | number>, budget: { conditions: number }): FilterProblem | null {
   if (!isPlainObject(value)) return { path, message: `expected an object of ${kind} operators, got ${describe(value)}` };
-  const allowed: readonly string[] = kind === 'text' ? TEXT_OPERATORS : kind === 'timestamp' ? TIMESTAMP_OPERATORS : NUMBER_OPERATORS;
+  const allowed: readonly string[] = OPERATORS_OF_KIND[kind];
   for (const [op, v] of Object.entries(value)) {
     const p = [...path, op];
     if (!allowed.includes(op)) return { path: p, message: `unknown ${kind} operator; expected one of ${allowed.join(', ')}` };
     if (++budget.conditions > MAX_FILTER_CONDITIONS) return { path: p, message: `a filter may hold at most ${MAX_FILTER_CONDITIONS} conditions` };
     if (kind === 'number') {
       if (typeof v !== 'number' || !Number.isFinite(v)) return { path: p, message: `expected a number, got ${describe(v)}` };
+    } else if (kind === 'boolean') {
+      if (typeof v !== 'boolean') return { path: p, message: `expected a boolean (true or false), got ${describe(v)}` };
     } else if (typeof v !== 'string') {
       return { path: p, message: `expected a string, got ${describe(v)}` };
     } else if (v.includes('\u0000')) {
@@ -263,6 +310,7 @@ const LEAF_MEMBERS: Record<string, Record<string, MemberKind> | 'properties'> = 
   properties: 'properties',
   prompts_versions: PROMPT_VERSION_FIELDS,
   sessions_request_response_rmt: SESSION_FIELDS,
+  feedback: FEEDBACK_FIELDS,
 };
 const LEAF_SHAPE = `{${Object.keys(LEAF_MEMBERS).map((k) => `${k}?`).join(', ')}}`;
 
@@ -412,7 +460,18 @@ function numberCondition(sql: Sql, col: () => Fragment, op: NumberOp, value: num
   }
 }
 
-type Column = { kind: 'text' | 'uuid' | 'timestamp' | 'number'; expr: (sql: Sql) => Fragment };
+/**
+ * A boolean condition. Boolean fields have no negative operator, so a NULL value (a request without
+ * feedback) matches neither `equals: true` nor `equals: false`, as the documented NULL rule has it.
+ */
+function booleanCondition(sql: Sql, col: () => Fragment, op: BooleanOp, value: boolean): Fragment {
+  switch (op) {
+    case 'equals':
+      return sql`${col()} = ${value}::boolean`;
+  }
+}
+
+type Column = { kind: 'text' | 'uuid' | 'timestamp' | 'number' | 'boolean'; expr: (sql: Sql) => Fragment };
 
 /** `request.*` field → column of `request_log r` (fixed expressions; never built from input). */
 const REQUEST_COLUMNS: Record<keyof typeof REQUEST_FIELDS, Column> = {
@@ -457,12 +516,28 @@ const RMT_COLUMNS: Record<Exclude<keyof typeof RMT_FIELDS, 'properties'>, Column
   prompt_id: { kind: 'uuid', expr: (sql) => sql`r.prompt_id` },
   prompt_version: { kind: 'text', expr: (sql) => sql`r.prompt_version` },
   session_id: { kind: 'text', expr: (sql) => sql`r.session_id` },
+  cache_enabled: { kind: 'boolean', expr: (sql) => sql`r.cache_enabled` },
+  // The same test as the `isCached` body flag (admin/resources/requests/store.ts): a hit names its source.
+  cached: { kind: 'boolean', expr: (sql) => sql`(r.cache_reference_id is not null)` },
+  cache_reference_id: { kind: 'uuid', expr: (sql) => sql`r.cache_reference_id` },
 };
 
 /** `response.*` field → column of `request_log r`. */
 const RESPONSE_COLUMNS: Record<keyof typeof RESPONSE_FIELDS, Column> = {
   status: { kind: 'number', expr: (sql) => sql`r.status` },
   model: { kind: 'text', expr: (sql) => sql`r.response_model` },
+};
+
+/**
+ * `feedback.*` field → the request's `request_feedback` value, as a scalar subquery (unique on
+ * request_id, so one row or NULL) rather than a join: every consumer of the filter (query, count,
+ * dashboard, datasets, sessions) reads plain `request_log r`, and a NULL for a request without
+ * feedback keeps the NULL rule of the other fields.
+ */
+const FEEDBACK_COLUMNS: Record<keyof typeof FEEDBACK_FIELDS, Column> = {
+  id: { kind: 'uuid', expr: (sql) => sql`(select f.id from request_feedback f where f.request_id = r.id)` },
+  created_at: { kind: 'timestamp', expr: (sql) => sql`(select f.created_at from request_feedback f where f.request_id = r.id)` },
+  rating: { kind: 'boolean', expr: (sql) => sql`(select f.rating from request_feedback f where f.request_id = r.id)` },
 };
 
 /** `prompts_versions.*` field → column of `prompt_version pv`. */
@@ -483,6 +558,7 @@ function fieldConditions(sql: Sql, columns: Record<string, Column>, fields: Reco
     for (const [op, value] of Object.entries(ops)) {
       if (value === undefined) continue;
       if (column.kind === 'number') out.push(numberCondition(sql, col, op as NumberOp, value as number, nullable));
+      else if (column.kind === 'boolean') out.push(booleanCondition(sql, col, op as BooleanOp, value as boolean));
       else if (column.kind === 'timestamp') out.push(timestampCondition(sql, col, op as TimestampOp, value as string));
       else if (column.kind === 'uuid') out.push(uuidCondition(sql, col, op as TextOp, value as string, nullable));
       else out.push(textCondition(sql, col, op as TextOp, value as string, nullable));
@@ -522,6 +598,7 @@ function compileNode(sql: Sql, node: FilterNode, depth: number): Fragment {
   parts.push(...propertyConditions(sql, (rmtProperties ?? {}) as Fields));
   parts.push(...propertyConditions(sql, (node.properties ?? {}) as Fields));
   parts.push(...fieldConditions(sql, SESSION_COLUMNS, (node.sessions_request_response_rmt ?? {}) as Fields, true));
+  parts.push(...fieldConditions(sql, FEEDBACK_COLUMNS, (node.feedback ?? {}) as Fields, true));
   const pvParts = fieldConditions(sql, PROMPT_VERSION_COLUMNS, (node.prompts_versions ?? {}) as Fields, false);
   if (pvParts.length > 0) {
     parts.push(sql`exists (

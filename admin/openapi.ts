@@ -5,10 +5,10 @@
  * where the issue differs, this document says what the routes do: prompt-2025 successes carry no
  * `{data, error}` envelope, the filter tree accepts only `request`, `response` (status, model),
  * `request_response_rmt` (the fields the log stores), `properties`, `prompts_versions` and
- * `sessions_request_response_rmt` (its `session_session_id` and `session_session_name`) leaves and rejects unknown
- * members, and `POST /v1/experiment/dataset/{datasetId}/query` lists a dataset's rows. Beyond the
- * reference, for the web console and any other client: keyset paging (`before`) and
- * `POST /v1/request/count`, `POST /v1/dashboard/query` (totals, series, breakdowns), sessions
+ * `sessions_request_response_rmt` (its `session_session_id` and `session_session_name`) and `feedback`
+ * (id, created_at, rating) leaves and rejects unknown members, and
+ * `POST /v1/experiment/dataset/{datasetId}/query` lists a dataset's rows. Beyond the reference, for
+ * the web console and any other client: keyset paging (`before`) and `POST /v1/request/count`, `POST /v1/dashboard/query` (totals, series, breakdowns), sessions
  * (`POST /v1/session/query`, `GET /v1/session/{sessionId}`),
  * `POST /v1/experiment/dataset` (the newest matching requests) and the revoked state of API keys. What the
  * reference's `SvcRequest` has no member for is shown under reserved `svc-` names in `properties`
@@ -49,6 +49,7 @@ const REFERENCE_SCHEMAS: Record<string, Schema> = {
   "Message": {"properties": {"ending_event_id": {"type": "string"}, "trigger_event_id": {"type": "string"}, "start_timestamp": {"type": "string"}, "annotations": {"items": {"properties": {"content": {"type": "string"}, "title": {"type": "string"}, "url": {"type": "string"}, "type": {"type": "string", "enum": ["url_citation"], "nullable": false}}, "required": ["title", "url", "type"], "type": "object"}, "type": "array"}, "reasoning": {"type": "string"}, "deleted": {"type": "boolean"}, "contentArray": {"items": {"$ref": "#/components/schemas/Message"}, "type": "array"}, "idx": {"type": "number", "format": "double"}, "detail": {"type": "string"}, "filename": {"type": "string"}, "file_id": {"type": "string"}, "file_data": {"type": "string"}, "type": {"type": "string", "enum": ["input_image", "input_text", "input_file"]}, "audio_data": {"type": "string"}, "image_url": {"type": "string"}, "timestamp": {"type": "string"}, "tool_call_id": {"type": "string"}, "tool_calls": {"items": {"$ref": "#/components/schemas/FunctionCall"}, "type": "array"}, "mime_type": {"type": "string"}, "content": {"type": "string"}, "name": {"type": "string"}, "instruction": {"type": "string"}, "role": {"anyOf": [{"type": "string"}, {"type": "string", "enum": ["user", "assistant", "system", "developer"]}]}, "id": {"type": "string"}, "_type": {"type": "string", "enum": ["functionCall", "function", "image", "file", "message", "autoInput", "contentArray", "audio"]}}, "required": ["_type"], "type": "object"},
   "ModelProviderName": {"type": "string", "enum": ["baseten", "anthropic", "azure", "bedrock", "canopywave", "cerebras", "chutes", "deepinfra", "deepseek", "fireworks", "google-ai-studio", "groq", "svc", "mistral", "nebius", "novita", "openai", "openrouter", "perplexity", "vertex", "xai"], "nullable": false},
   "OpenAIChatRequest": {"description": "Simplified interface for the OpenAI Chat request format", "properties": {"model": {"type": "string"}, "messages": {"items": {"properties": {"tool_calls": {"items": {"properties": {"type": {"type": "string", "enum": ["function"], "nullable": false}, "function": {"properties": {"arguments": {"type": "string"}, "name": {"type": "string"}}, "required": ["arguments", "name"], "type": "object"}, "id": {"type": "string"}}, "required": ["type", "function", "id"], "type": "object"}, "type": "array"}, "tool_call_id": {"type": "string"}, "name": {"type": "string"}, "content": {"anyOf": [{"type": "string"}, {"items": {"properties": {"image_url": {"properties": {"url": {"type": "string"}}, "required": ["url"], "type": "object"}, "text": {"type": "string"}, "type": {"type": "string"}}, "required": ["type"], "type": "object"}, "type": "array"}], "nullable": true}, "role": {"type": "string"}}, "required": ["content", "role"], "type": "object"}, "type": "array"}, "temperature": {"type": "number", "format": "double"}, "top_p": {"type": "number", "format": "double"}, "max_tokens": {"type": "number", "format": "double"}, "max_completion_tokens": {"type": "number", "format": "double"}, "stream": {"type": "boolean"}, "stop": {"anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "string"}]}, "tools": {"items": {"properties": {"function": {"properties": {"strict": {"type": "boolean"}, "parameters": {"$ref": "#/components/schemas/Record_string.any_"}, "description": {"type": "string"}, "name": {"type": "string"}}, "required": ["name"], "type": "object"}, "type": {"type": "string", "enum": ["function"], "nullable": false}}, "required": ["function", "type"], "type": "object"}, "type": "array"}, "tool_choice": {"anyOf": [{"properties": {"function": {"properties": {"name": {"type": "string"}, "type": {"type": "string", "enum": ["function"], "nullable": false}}, "required": ["name", "type"], "type": "object"}, "type": {"type": "string"}}, "required": ["type"], "type": "object"}, {"type": "string", "enum": ["none", "auto", "required"]}]}, "parallel_tool_calls": {"type": "boolean"}, "reasoning_effort": {"type": "string", "enum": ["minimal", "low", "medium", "high"]}, "verbosity": {"type": "string", "enum": ["low", "medium", "high"]}, "frequency_penalty": {"type": "number", "format": "double"}, "presence_penalty": {"type": "number", "format": "double"}, "logit_bias": {"$ref": "#/components/schemas/Record_string.number_"}, "logprobs": {"type": "boolean"}, "top_logprobs": {"type": "number", "format": "double"}, "n": {"type": "number", "format": "double"}, "modalities": {"items": {"type": "string"}, "type": "array"}, "prediction": {}, "audio": {}, "response_format": {"properties": {"json_schema": {}, "type": {"type": "string"}}, "required": ["type"], "type": "object"}, "seed": {"type": "number", "format": "double"}, "service_tier": {"type": "string"}, "store": {"type": "boolean"}, "stream_options": {}, "metadata": {"$ref": "#/components/schemas/Record_string.string_"}, "user": {"type": "string"}, "function_call": {"anyOf": [{"type": "string"}, {"properties": {"name": {"type": "string"}}, "required": ["name"], "type": "object"}]}, "functions": {"items": {}, "type": "array"}}, "type": "object", "additionalProperties": false},
+  "Partial_BooleanOperators_": {"properties": {"equals": {"type": "boolean"}}, "type": "object", "description": "Make all properties in T optional", "additionalProperties": false},
   "Partial_NumberOperators_": {"properties": {"not-equals": {"type": "number", "format": "double"}, "equals": {"type": "number", "format": "double"}, "gte": {"type": "number", "format": "double"}, "lte": {"type": "number", "format": "double"}, "lt": {"type": "number", "format": "double"}, "gt": {"type": "number", "format": "double"}}, "type": "object", "description": "Make all properties in T optional", "additionalProperties": false},
   "Partial_PromptVersionsToOperators_": {"properties": {"minor_version": {"$ref": "#/components/schemas/Partial_NumberOperators_"}, "major_version": {"$ref": "#/components/schemas/Partial_NumberOperators_"}, "id": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "prompt_v2": {"$ref": "#/components/schemas/Partial_TextOperators_"}}, "type": "object", "description": "Make all properties in T optional", "additionalProperties": false},
   "Partial_RequestTableToOperators_": {"properties": {"prompt": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "created_at": {"$ref": "#/components/schemas/Partial_TimestampOperators_"}, "user_id": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "auth_hash": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "org_id": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "id": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "node_id": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "model": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "modelOverride": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "path": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "country_code": {"$ref": "#/components/schemas/Partial_TextOperators_"}, "prompt_id": {"$ref": "#/components/schemas/Partial_TextOperators_"}}, "type": "object", "description": "Make all properties in T optional", "additionalProperties": false},
@@ -121,7 +122,7 @@ const OWN_SCHEMAS: Record<string, Schema> = {
   FilterLeaf: {
     type: 'object',
     description:
-      'Conditions on the request (request, response, request_response_rmt, properties), on the prompt version it was made with, and on its coding session; all AND together. `{}` matches all. A missing value (NULL, an absent property) matches only not-equals and not-contains.',
+      'Conditions on the request (request, response, request_response_rmt, properties), on the prompt version it was made with, on its coding session and on its user feedback; all AND together. `{}` matches all. A missing value (NULL, an absent property, a request without feedback) matches only not-equals and not-contains; boolean fields have only equals, so a missing value matches neither {equals: true} nor {equals: false}.',
     properties: {
       request: ref('Partial_RequestTableToOperators_'),
       response: ref('ResponseFilter'),
@@ -129,6 +130,18 @@ const OWN_SCHEMAS: Record<string, Schema> = {
       properties: ref('PropertyFilter'),
       prompts_versions: ref('Partial_PromptVersionsToOperators_'),
       sessions_request_response_rmt: ref('SessionFilter'),
+      feedback: ref('FeedbackFilter'),
+    },
+    additionalProperties: false,
+  },
+  FeedbackFilter: {
+    type: 'object',
+    description:
+      "The reference's Partial_FeedbackTableToOperators_ on the request's user feedback (POST /v1/request/{requestId}/feedback; at most one per request): rating (true: thumbs up, false: thumbs down), created_at (when it was last given) and id. id is a UUID here (text operators, as shown in feedback_id), not the reference's number. The reference's response_id is not accepted (400): feedback is stored per request, and no response id is stored apart from the provider's body; filter the request with request_response_rmt.request_id. A request without feedback matches only id not-equals / not-contains.",
+    properties: {
+      id: { allOf: [ref('Partial_TextOperators_')], description: 'The feedback id (a UUID; feedback_id of a request).' },
+      created_at: ref('Partial_TimestampOperators_'),
+      rating: ref('Partial_BooleanOperators_'),
     },
     additionalProperties: false,
   },
@@ -147,7 +160,7 @@ const OWN_SCHEMAS: Record<string, Schema> = {
   RequestResponseRmtFilter: {
     type: 'object',
     description:
-      "The reference's Partial_RequestResponseRMTToOperators_, the fields the request log stores. model is the requested model without the provider prefix (as request.model); latency and time_to_first_token are ms, cost USD; properties as the leaf's properties.",
+      "The reference's Partial_RequestResponseRMTToOperators_, the fields the request log stores. model is the requested model without the provider prefix (as request.model); latency and time_to_first_token are ms, cost USD; properties as the leaf's properties. cache_enabled, cached and cache_reference_id read the response cache: a request that asked for it, a hit (answered from the cache; as the isCached flag), and the request a hit was served from.",
     properties: {
       provider: ref('Partial_TextOperators_'),
       model: ref('Partial_TextOperators_'),
@@ -168,6 +181,9 @@ const OWN_SCHEMAS: Record<string, Schema> = {
       prompt_id: ref('Partial_TextOperators_'),
       prompt_version: ref('Partial_TextOperators_'),
       session_id: { allOf: [ref('Partial_TextOperators_')], description: 'The request\'s session id (as sessions_request_response_rmt.session_session_id).' },
+      cache_enabled: { allOf: [ref('Partial_BooleanOperators_')], description: 'The request asked for the response cache (Svc-Cache-Enabled: true), hit or miss.' },
+      cached: { allOf: [ref('Partial_BooleanOperators_')], description: 'A response-cache hit: answered from the cache, cache_reference_id set (the isCached flag of /v1/request/query).' },
+      cache_reference_id: { allOf: [ref('Partial_TextOperators_')], description: 'A hit: the id of the request whose stored answer was served; null (matching only not-equals / not-contains) for every other request.' },
       properties: ref('PropertyFilter'),
     },
     additionalProperties: false,

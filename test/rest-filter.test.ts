@@ -289,7 +289,7 @@ describe('filter: validation', () => {
     [42, /filter: expected "all"/],
     [null, /filter/],
     [[], /filter: expected/],
-    [{ feedback: {} }, /filter\.feedback: unknown key/],
+    [{ values: {} }, /filter\.values: unknown key/],
     [{ request: { nope: { equals: 'x' } } }, /filter\.request\.nope: unknown field/],
     [{ request: { prompt: { startsWith: 'x' } } }, /filter\.request\.prompt\.startsWith: unknown text operator/],
     [{ request: { prompt: { equals: 5 } } }, /filter\.request\.prompt\.equals: expected a string/],
