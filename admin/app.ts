@@ -73,6 +73,7 @@ export function createApp(deps: AppDeps): Koa {
   const { open, v1 } = buildRouters(deps);
   app.use(open.routes());
   app.use(v1.routes());
+  // 405 (with Allow) and 501 bodies come from errorEnvelope: allowedMethods sets only status and header.
   app.use(v1.allowedMethods());
   return app;
 }

@@ -47,17 +47,40 @@ function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 /**
+ * The error message of a status the routers set without a body (no route, or the router's
+ * `allowedMethods()`: 405 with `Allow` for a method the path has not, 501 for a method no route
+ * implements), or null for any other status.
+ */
+function unroutedMessage(ctx: Context): string | null {
+  const allow = ctx.response.get('Allow');
+  switch (ctx.status) {
+    case 404:
+      return `no route for ${ctx.method} ${ctx.path}`;
+    case 405:
+      return `method ${ctx.method} not allowed on ${ctx.path}; allowed: ${allow}`;
+    case 501:
+      return `method ${ctx.method} not implemented${allow ? `; ${ctx.path} allows ${allow}` : ''}`;
+    default:
+      return null;
+  }
+}
+
+/**
  * Koa middleware answering every thrown error with the envelope `{"data": null, "error": "..."}`:
  * HttpError → its status; body-parser errors → 400/413; database unreachable → 503; anything else → 500
- * (logged). Unknown routes → 404.
+ * (logged). Unknown routes → 404; a method the route has not → 405 (its `Allow` header kept); a method
+ * no route implements → 501.
  */
 export function errorEnvelope(logger: { error(obj: object, msg?: string): void }) {
   return async (ctx: Context, next: Next): Promise<void> => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        ctx.status = 404;
-        ctx.body = { data: null, error: `no route for ${ctx.method} ${ctx.path}` };
+      const message = ctx.body === undefined ? unroutedMessage(ctx) : null;
+      if (message !== null) {
+        // Koa would answer these with its text/plain status text; REST callers parse the envelope.
+        const status = ctx.status;
+        ctx.body = { data: null, error: message };
+        ctx.status = status;
       }
     } catch (err) {
       const e = err as { status?: number; expose?: boolean; message?: string; type?: string };

@@ -150,6 +150,64 @@ describe('GET /v1/openapi.json', () => {
   });
 });
 
+describe('a method a route does not have: the error envelope', () => {
+  /** Calls with `fetch` directly: the status, the headers and the parsed body. */
+  const raw = async (method: string, path: string, key: string | null = env.keyA) => {
+    const res = await fetch(`${env.url}${path}`, { method, headers: key === null ? {} : { authorization: `Bearer ${key}` } });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text, body: JSON.parse(text) as { data: unknown; error: string } };
+  };
+  const feedbackPath = '/v1/request/00000000-0000-4000-8000-000000000000/feedback';
+
+  test('405 for GET and PUT on the feedback route: JSON {data: null, error}, the Allow header kept', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
+      const r = await raw(method, feedbackPath);
+      assert.equal(r.status, 405, `${method}: ${r.text}`);
+      assert.match(r.headers.get('content-type') ?? '', /^application\/json/, method);
+      assert.deepEqual(Object.keys(r.body).sort(), ['data', 'error'], r.text);
+      assert.equal(r.body.data, null);
+      assert.equal(r.body.error, `method ${method} not allowed on ${feedbackPath}; allowed: POST`);
+      assert.equal(r.headers.get('allow'), 'POST', method);
+      assertError({ status: r.status, body: r.body, text: r.text }, 405, /not allowed/);
+    }
+    // Without a key too: the method is refused before authentication, in the same envelope.
+    const bare = await raw('PUT', feedbackPath, null);
+    assert.equal(bare.status, 405);
+    assert.equal(bare.body.data, null);
+    assert.equal(bare.headers.get('allow'), 'POST');
+  });
+
+  test('405 on other routes names their methods; HEAD is answered without a body', async () => {
+    const r = await raw('DELETE', '/v1/dashboard/query');
+    assert.equal(r.status, 405, r.text);
+    assert.equal(r.headers.get('allow'), 'POST');
+    assert.equal(r.body.error, 'method DELETE not allowed on /v1/dashboard/query; allowed: POST');
+    const keys = await raw('PUT', '/v1/api-keys');
+    assert.equal(keys.status, 405, keys.text);
+    assert.deepEqual(keys.headers.get('allow')?.split(', ').sort(), ['GET', 'HEAD', 'POST']);
+    assert.equal(keys.body.data, null);
+    const head = await fetch(`${env.url}/v1/dashboard/query`, { method: 'HEAD', headers: { authorization: `Bearer ${env.keyA}` } });
+    assert.equal(head.status, 405);
+    assert.equal(head.headers.get('allow'), 'POST');
+    assert.equal(await head.text(), '');
+  });
+
+  test('501 for a method no route implements: the same envelope', async () => {
+    const r = await raw('PROPFIND', feedbackPath);
+    assert.equal(r.status, 501, r.text);
+    assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(r.body.data, null);
+    assert.match(r.body.error, /^method PROPFIND not implemented/);
+  });
+
+  test('OPTIONS still answers 200 with Allow, and a routed method is unaffected', async () => {
+    const r = await fetch(`${env.url}${feedbackPath}`, { method: 'OPTIONS' });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('allow'), 'POST');
+    assertError(await call(env, 'POST', feedbackPath, { rating: true }), 404, /not found/);
+  });
+});
+
 describe('validateSchema', () => {
   const doc = {
     components: {
