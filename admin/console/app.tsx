@@ -1,6 +1,6 @@
 /**
  * The console's shell: sign-in until a key is held (sessionStorage), then the nav, the error
- * banner and the routed page. Number keys 1–5 switch pages when no field has focus.
+ * banner and the routed page. Number keys 1–6 switch pages (in nav order) when no field has focus.
  */
 import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiError, createApi } from './api.ts';
@@ -9,6 +9,7 @@ import { Nav } from './components/nav.tsx';
 import { ApiKeysPage } from './pages/api-keys.tsx';
 import { DatasetsPage } from './pages/datasets.tsx';
 import { RequestsPage } from './pages/requests.tsx';
+import { SessionsPage } from './pages/sessions.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { isTyping, navigate, PAGES, parseRoute, useRoute } from './router.ts';
 import { KEY_STORAGE, SessionContext, type Session } from './session.tsx';
@@ -87,6 +88,7 @@ export function App() {
           <ErrorBanner message={error} onClose={() => setError(null)} />
           <Suspense fallback={<p className="muted pad">Loading…</p>}>
             {route.page === 'requests' && <RequestsPage openId={route.id} />}
+            {route.page === 'sessions' && <SessionsPage openId={route.id} />}
             {route.page === 'dashboard' && <DashboardPage />}
             {route.page === 'prompts' && <PromptsPage openId={route.id} />}
             {route.page === 'datasets' && <DatasetsPage openId={route.id} />}

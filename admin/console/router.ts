@@ -6,11 +6,11 @@
 import { useEffect, useState } from 'react';
 
 /** The console's pages, in nav order. */
-export const PAGES = ['requests', 'dashboard', 'prompts', 'datasets', 'keys'] as const;
+export const PAGES = ['requests', 'sessions', 'dashboard', 'prompts', 'datasets', 'keys'] as const;
 /** One of {@link PAGES}. */
 export type Page = (typeof PAGES)[number];
 
-/** A parsed route: the page and the id after it (an open request, prompt or dataset). */
+/** A parsed route: the page and the id after it (an open request, session, prompt or dataset). */
 export interface Route {
   page: Page;
   id: string | null;

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { PAGES, routeHash, type Page } from '../router.ts';
 import { applyTheme, currentTheme } from '../theme.ts';
 
-const LABELS: Record<Page, string> = { requests: 'Requests', dashboard: 'Dashboard', prompts: 'Prompts', datasets: 'Datasets', keys: 'API keys' };
+const LABELS: Record<Page, string> = { requests: 'Requests', sessions: 'Sessions', dashboard: 'Dashboard', prompts: 'Prompts', datasets: 'Datasets', keys: 'API keys' };
 
 /** Props: the current page (highlighted) and the sign-out handler. */
 export function Nav({ page, onSignOut }: { page: Page; onSignOut: () => void }) {
