@@ -35,6 +35,8 @@ const num: Schema = { type: 'number', format: 'double' };
 const int: Schema = { type: 'integer' };
 const nullableNum = (description: string): Schema => ({ type: 'number', format: 'double', nullable: true, description });
 const isoTime = (description: string): Schema => ({ type: 'string', format: 'date-time', description });
+/** An epoch-millisecond time up to the end of the year 9999 (admin/resources/sessions/schema.ts refuses later ones). */
+const epochMs: Schema = { type: 'integer', minimum: 0, maximum: 253_402_300_799_999 };
 
 /** Component schemas copied from the reference (the operator objects reject unknown operators). */
 const REFERENCE_SCHEMAS: Record<string, Schema> = {
@@ -414,7 +416,7 @@ const OWN_SCHEMAS: Record<string, Schema> = {
       timeFilter: {
         type: 'object',
         description: 'Epoch ms, start inclusive, end exclusive (end after start, else 400 naming timeFilter.endTimeUnixMs). A session is listed when at least one of its requests was made in the range; absent: all time.',
-        properties: { startTimeUnixMs: { type: 'integer', minimum: 0 }, endTimeUnixMs: { type: 'integer', minimum: 0 } },
+        properties: { startTimeUnixMs: epochMs, endTimeUnixMs: epochMs },
         required: ['startTimeUnixMs', 'endTimeUnixMs'],
         additionalProperties: false,
       },
@@ -469,8 +471,13 @@ interface OperationSpec {
   body?: Schema;
   /** Schema of the 200 body. */
   ok: Schema;
-  /** Extra error statuses beyond 400/401/413/503 (and 404 when there are path parameters). */
+  /**
+   * Extra error statuses beyond 401/503, 400/413 with a body, 400 with query parameters (each is
+   * validated) and 404 with path parameters.
+   */
   errors?: number[];
+  /** The route answers an unknown path parameter with data (not 404), so 404 is not documented. */
+  neverNotFound?: true;
   open?: boolean;
 }
 
@@ -486,7 +493,8 @@ const ERROR_TEXT: Record<number, string> = {
 function operation(spec: OperationSpec): Schema {
   const statuses = new Set<number>(spec.open ? [503] : [401, 503]);
   if (spec.body) [400, 413].forEach((s) => statuses.add(s));
-  if (spec.params?.length) statuses.add(404);
+  if (spec.query && Object.keys(spec.query).length > 0) statuses.add(400);
+  if (spec.params?.length && !spec.neverNotFound) statuses.add(404);
   for (const s of spec.errors ?? []) statuses.add(s);
   const responses: Record<string, unknown> = { 200: { description: 'Ok', content: { 'application/json': { schema: spec.ok } } } };
   for (const s of [...statuses].sort()) {
@@ -579,6 +587,7 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
       tag: 'Request',
       summary: 'Prompt inputs of a request made through gateway prompt management; data null otherwise (unknown ids too, never 404).',
       params: ['requestId'],
+      neverNotFound: true,
       ok: envelope(ref('RequestInputs')),
     },
   },
@@ -688,7 +697,15 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
       id: 'GetPrompts2025',
       tag: 'Prompt2025',
       summary: 'Lists prompts, newest first: `search` matches the name or a tag (case-insensitive substring), `tagsFilter` requires all its tags; `page` is 0-based. Bare response.',
-      body: obj({ search: str, tagsFilter: arrayOf(str), page: { type: 'integer', minimum: 0 }, pageSize: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }, []),
+      body: obj(
+        {
+          search: { type: 'string', maxLength: 1000 },
+          tagsFilter: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 256 } },
+          page: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+          pageSize: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+        },
+        [],
+      ),
       ok: arrayOf(ref('Prompt2025')),
     },
   },
@@ -697,7 +714,7 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
       id: 'GetPrompt2025Versions',
       tag: 'Prompt2025',
       summary: 'Versions of a prompt (of one major version when given), highest first. Bare response.',
-      body: obj({ promptId: str, majorVersion: { type: 'integer', minimum: 0 } }, ['promptId']),
+      body: obj({ promptId: str, majorVersion: { type: 'integer', minimum: 0, maximum: 2_147_483_647 } }, ['promptId']),
       ok: arrayOf(ref('Prompt2025Version')),
       errors: [404],
     },
@@ -748,7 +765,7 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
       tag: 'Dataset',
       summary: "A dataset's rows in order (offset/limit; default 100, at most 10,000); the body may be empty.",
       params: ['datasetId'],
-      body: obj({ offset: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 10_000 } }, [], false),
+      body: obj({ offset: { type: 'integer', minimum: 0, maximum: 1_000_000_000 }, limit: { type: 'integer', minimum: 1, maximum: 10_000 } }, [], false),
       ok: envelope(arrayOf(ref('DatasetRow'))),
     },
   },

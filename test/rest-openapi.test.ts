@@ -1,7 +1,10 @@
 /**
  * `GET /v1/openapi.json` and admin/openapi.ts: the document lists exactly the registered routes
  * (enumerated from the routers) with their methods, every `$ref` resolves, the component schemas
- * copied from the reference match it, and the schema checker the REST tests rely on catches what it must.
+ * copied from the reference match it, documented bounds and error statuses match what the routes
+ * validate (a value past a documented bound is a 400 naming it, one at the bound is not), a method
+ * a route has not is a 405 (501 for an unknown method) in the `{data: null, error}` envelope with
+ * its `Allow` header, and the schema checker the REST tests rely on catches what it must.
  * Run: node --import tsx --test test/rest-openapi.test.ts
  */
 import assert from 'node:assert/strict';
@@ -205,6 +208,73 @@ describe('a method a route does not have: the error envelope', () => {
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('allow'), 'POST');
     assertError(await call(env, 'POST', feedbackPath, { rating: true }), 404, /not found/);
+  });
+});
+
+describe('documented parameters and statuses match what the routes validate', () => {
+  const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+  /** A probe: a call, the status it must get, and (for 400) the field the message must name. */
+  type Probe = { method: string; path: string; doc: string; body?: Record<string, unknown>; status: number; names?: string };
+  const probes: Probe[] = [
+    { method: 'GET', path: '/v1/session/run?limit=0', doc: '/v1/session/{sessionId}', status: 400, names: 'limit' },
+    { method: 'GET', path: '/v1/session/run?limit=10001', doc: '/v1/session/{sessionId}', status: 400, names: 'limit' },
+    { method: 'GET', path: '/v1/session/run?offset=1000000001', doc: '/v1/session/{sessionId}', status: 400, names: 'offset' },
+    { method: 'GET', path: '/v1/session/run?limit=10000&offset=1000000000', doc: '/v1/session/{sessionId}', status: 404 },
+    { method: 'GET', path: '/v1/api-keys?includeRevoked=yes', doc: '/v1/api-keys', status: 400, names: 'includeRevoked' },
+    { method: 'GET', path: '/v1/api-keys?includeRevoked=true', doc: '/v1/api-keys', status: 200 },
+    { method: 'POST', path: '/v1/session/query', doc: '/v1/session/query', body: { timeFilter: { startTimeUnixMs: 0, endTimeUnixMs: 253_402_300_800_000 } }, status: 400, names: 'timeFilter.endTimeUnixMs' },
+    { method: 'POST', path: '/v1/session/query', doc: '/v1/session/query', body: { timeFilter: { startTimeUnixMs: 253_402_300_800_000, endTimeUnixMs: 253_402_300_800_001 } }, status: 400, names: 'timeFilter.startTimeUnixMs' },
+    { method: 'POST', path: '/v1/session/query', doc: '/v1/session/query', body: { timeFilter: { startTimeUnixMs: 0, endTimeUnixMs: 253_402_300_799_999 } }, status: 200 },
+    { method: 'POST', path: '/v1/prompt-2025/query', doc: '/v1/prompt-2025/query', body: { page: 1_000_001 }, status: 400, names: 'page' },
+    { method: 'POST', path: '/v1/prompt-2025/query', doc: '/v1/prompt-2025/query', body: { page: 1_000_000 }, status: 200 },
+    { method: 'POST', path: '/v1/prompt-2025/query', doc: '/v1/prompt-2025/query', body: { search: 'x'.repeat(1001) }, status: 400, names: 'search' },
+    { method: 'POST', path: '/v1/prompt-2025/query', doc: '/v1/prompt-2025/query', body: { search: 'x'.repeat(1000) }, status: 200 },
+    { method: 'POST', path: '/v1/prompt-2025/query', doc: '/v1/prompt-2025/query', body: { tagsFilter: Array.from({ length: 101 }, (_, i) => `t${i}`) }, status: 400, names: 'tagsFilter' },
+    { method: 'POST', path: '/v1/prompt-2025/query', doc: '/v1/prompt-2025/query', body: { tagsFilter: [''] }, status: 400, names: 'tagsFilter.0' },
+    { method: 'POST', path: '/v1/prompt-2025/query', doc: '/v1/prompt-2025/query', body: { tagsFilter: ['t'.repeat(257)] }, status: 400, names: 'tagsFilter.0' },
+    { method: 'POST', path: '/v1/prompt-2025/query', doc: '/v1/prompt-2025/query', body: { tagsFilter: ['t'.repeat(256)] }, status: 200 },
+    { method: 'POST', path: '/v1/prompt-2025/query/versions', doc: '/v1/prompt-2025/query/versions', body: { promptId: UNKNOWN, majorVersion: 2_147_483_648 }, status: 400, names: 'majorVersion' },
+    { method: 'POST', path: '/v1/prompt-2025/query/versions', doc: '/v1/prompt-2025/query/versions', body: { promptId: UNKNOWN, majorVersion: 2_147_483_647 }, status: 404 },
+    { method: 'POST', path: `/v1/experiment/dataset/${UNKNOWN}/query`, doc: '/v1/experiment/dataset/{datasetId}/query', body: { offset: 1_000_000_001 }, status: 400, names: 'offset' },
+    { method: 'POST', path: `/v1/experiment/dataset/${UNKNOWN}/query`, doc: '/v1/experiment/dataset/{datasetId}/query', body: { offset: 1_000_000_000 }, status: 404 },
+    { method: 'GET', path: '/v1/request/not-a-uuid/inputs', doc: '/v1/request/{requestId}/inputs', status: 200 },
+    { method: 'GET', path: `/v1/request/${UNKNOWN}/inputs`, doc: '/v1/request/{requestId}/inputs', status: 200 },
+  ];
+
+  /** What the own document says of a probe: problems its body or query values have under the documented schemas. */
+  function documentedProblems(op: Record<string, any>, probe: Probe): string[] {
+    const doc = openApiDocument();
+    if (probe.body) return validateSchema(doc, op.requestBody.content['application/json'].schema, probe.body);
+    const problems: string[] = [];
+    for (const [name, value] of new URL(probe.path, 'http://x').searchParams) {
+      const param = op.parameters.find((p: { in: string; name: string }) => p.in === 'query' && p.name === name);
+      assert.ok(param, `${probe.doc}: query parameter ${name} is documented`);
+      const typed = param.schema.type === 'integer' && /^\d+$/.test(value) ? Number(value) : value;
+      problems.push(...validateSchema(doc, param.schema, typed, name));
+    }
+    return problems;
+  }
+
+  for (const probe of probes) {
+    test(`${probe.method} ${probe.path.slice(0, 80)} ${probe.body ? JSON.stringify(probe.body).slice(0, 60) : ''} → ${probe.status}, as documented`, async () => {
+      const r = await call(env, probe.method, probe.path, probe.body);
+      assert.equal(r.status, probe.status, r.text.slice(0, 300));
+      if (probe.names) assertError(r, 400, new RegExp(`: ${probe.names.replace(/\./g, '\\.')}: `));
+      const op = (openApiDocument() as any).paths[probe.doc][probe.method.toLowerCase()];
+      assert.ok(op.responses[String(probe.status)], `${probe.method} ${probe.doc} documents ${probe.status}`);
+      const problems = documentedProblems(op, probe);
+      if (probe.status === 400) assert.ok(problems.length > 0, `the document allows what the route refuses: ${JSON.stringify(probe.body ?? probe.path)}`);
+      else assert.deepEqual(problems, [], 'the document refuses what the route accepts');
+    });
+  }
+
+  test('GET /v1/request/{requestId}/inputs documents no 404 (it never answers one); GET /v1/session/{sessionId} documents its 400', () => {
+    const paths = (openApiDocument() as any).paths;
+    assert.equal(paths['/v1/request/{requestId}/inputs'].get.responses['404'], undefined);
+    assert.deepEqual(Object.keys(paths['/v1/session/{sessionId}'].get.responses).sort(), ['200', '400', '401', '404', '503']);
+    assert.deepEqual(Object.keys(paths['/v1/api-keys'].get.responses).sort(), ['200', '400', '401', '503']);
+    const time = (openApiDocument() as any).components.schemas.SessionQueryParams.properties.timeFilter.properties;
+    for (const name of ['startTimeUnixMs', 'endTimeUnixMs']) assert.deepEqual(time[name], { type: 'integer', minimum: 0, maximum: 253_402_300_799_999 }, name);
   });
 });
 
