@@ -60,6 +60,16 @@ test('cache key: member order does not matter, every part counts, ignored member
   assert.equal(body.user, 'a', "the client's body is not changed");
 });
 
+test('cache key: a number beyond a double (JSON.parse makes 1e400 ±Infinity) is keyed, apart from null and from each other', () => {
+  const body = (x: unknown) => ({ ...parts().body, metadata: { x } });
+  const inf = cacheKey(parts({ body: body(JSON.parse('1e400')) }));
+  assert.match(inf, /^[0-9a-f]{64}$/);
+  assert.equal(cacheKey(parts({ body: body(JSON.parse('1e500')) })), inf, 'both are Infinity once parsed');
+  assert.notEqual(cacheKey(parts({ body: body(JSON.parse('-1e400')) })), inf);
+  assert.notEqual(cacheKey(parts({ body: body(null) })), inf);
+  assert.notEqual(cacheKey(parts({ body: body('Infinity') })), inf);
+});
+
 test('cache key: a dotted path with * leaves nested members out (Codex sends new item ids each run); the body is not changed', () => {
   const run = (ids: [string, string], extra: Record<string, unknown> = {}) => ({
     model: 'gpt-4.1-nano',

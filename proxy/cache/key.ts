@@ -7,8 +7,16 @@
 import { hash } from 'node:crypto';
 import { configure } from 'safe-stable-stringify';
 
-/** Sorted members; a value JSON cannot carry throws rather than being keyed loosely (bodies are parsed JSON: none does). */
+/** Sorted members; a value JSON text cannot carry throws rather than being keyed loosely. */
 const canonical = configure({ deterministic: true, strict: true, circularValue: Error });
+
+/**
+ * A number too large for a double (`1e400` is legal JSON; JSON.parse makes it ±Infinity) as a
+ * string no JSON text holds, so it keys apart from `null` and from any string a client can send.
+ */
+function nonFiniteAsText(_key: string, value: unknown): unknown {
+  return typeof value === 'number' && !Number.isFinite(value) ? `\u0000${value}` : value;
+}
 
 /** What a key is made of. */
 export interface KeyParts {
@@ -61,7 +69,14 @@ export function cacheKey(parts: KeyParts): string {
     // A top-level member whose own name holds a dot is that member, as before paths existed.
     for (const name of parts.ignore) body = omit(body, Object.hasOwn(parts.body, name) ? [name] : name.split('.'), 0);
   }
-  const text = canonical([parts.organization, parts.seed, parts.endpoint, parts.provider, parts.model, body]) as string;
+  const all = [parts.organization, parts.seed, parts.endpoint, parts.provider, parts.model, body];
+  let text: string;
+  try {
+    text = canonical(all) as string;
+  } catch {
+    // Only a body holding ±Infinity gets here (strict mode refuses it): keyed again, rarely, with the replacer.
+    text = canonical(all, nonFiniteAsText) as string;
+  }
   // The one-shot hash (Node ≥ 20.12): about a third of createHash's time on a request-sized text.
   return hash('sha256', text, 'hex');
 }
