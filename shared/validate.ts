@@ -38,7 +38,17 @@ export function describeStructError(error: StructError | UndescribableValueError
   const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
   if (error.type === 'never') return `${path}: unknown key`;
   if (error.value === undefined) return `${path}: ${requiredMessage(message)}`;
-  return `${path}: ${message}`;
+  return `${path}: ${receivedNamed(message, error.value)}`;
+}
+
+/**
+ * superstruct prints the value it received with `String()`, which writes an array as its joined
+ * elements (`[]` as nothing) and an object as `[object Object]`: those are named by kind instead.
+ */
+function receivedNamed(message: string, value: unknown): string {
+  if (value === null || typeof value !== 'object') return message;
+  const m = /^(.*), but received: .*$/s.exec(message);
+  return m ? `${m[1]}, but received ${Array.isArray(value) ? 'an array' : 'an object'}` : message;
 }
 
 /**

@@ -208,5 +208,8 @@ describe('POST /v1/request/{requestId}/feedback', () => {
     assertError(await feedback(ids.b1, { rating: true, other: 1 }), 400, /other/);
     assertError(await feedback(ids.b1, '{"rating":'), 400);
     assertError(await feedback(ids.b1, { rating: true }, null), 401);
+    // superstruct would print an array as its joined elements: "received: " and nothing.
+    assertError(await feedback(ids.b1, []), 400, /^invalid body: \(root\): Expected an object, but received an array$/);
+    assertError(await feedback(ids.b1, { rating: [] }), 400, /rating: .*, but received an array$/);
   });
 });
