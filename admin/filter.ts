@@ -20,7 +20,8 @@
  * cache_enabled (boolean: the request asked for the response cache), cached (boolean: a cache hit,
  * `cache_reference_id` set, as the `isCached` body flag), cache_reference_id (a hit: the request whose
  * answer was served), and `properties: {<name>: text operators}` (the caller's
- * `Svc-Property-<name>` values). The leaf's top-level `properties` is the same, and `response.status`
+ * `Svc-Property-<name>` values; `svc-session-id`, `svc-session-path` and `svc-session-name`, which a
+ * record shows among its properties, read the session columns they are shown from). The leaf's top-level `properties` is the same, and `response.status`
  * / `response.model` the HTTP status and the model the provider answered with. `feedback.*` (the
  * reference's Partial_FeedbackTableToOperators_) reads the request's user feedback
  * (`request_feedback`, at most one per request): rating (boolean, true a thumbs up), created_at, and
@@ -567,12 +568,24 @@ function fieldConditions(sql: Sql, columns: Record<string, Column>, fields: Reco
   return out;
 }
 
+/**
+ * The properties a record shows that are not stored among its properties but in columns of their own
+ * (admin/resources/requests/svc-request.ts `shownProperties`): a filter on one reads its column, so a
+ * reader filtering on what the record shows finds it.
+ */
+const SHOWN_PROPERTY_COLUMNS: Readonly<Record<string, (sql: Sql) => Fragment>> = {
+  'svc-session-id': (sql) => sql`r.session_id`,
+  'svc-session-path': (sql) => sql`r.session_path`,
+  'svc-session-name': (sql) => sql`r.session_name`,
+};
+
 /** Conditions on the stored properties (`r.properties ->> name`; an absent property is NULL). */
 function propertyConditions(sql: Sql, properties: Record<string, Record<string, unknown> | undefined>): Fragment[] {
   const out: Fragment[] = [];
   for (const [name, ops] of Object.entries(properties)) {
     if (!ops) continue;
-    const col = () => sql`(r.properties ->> ${name}::text)`;
+    const shown = Object.hasOwn(SHOWN_PROPERTY_COLUMNS, name) ? SHOWN_PROPERTY_COLUMNS[name]! : null;
+    const col = () => (shown !== null ? shown(sql) : sql`(r.properties ->> ${name}::text)`);
     for (const [op, value] of Object.entries(ops)) {
       if (value === undefined) continue;
       out.push(textCondition(sql, col, op as TextOp, value as string, true));

@@ -155,6 +155,17 @@ describe('session filters on /v1/request/query', () => {
     const none = await query({ request_response_rmt: { session_id: { 'not-equals': 'run-1' } } });
     assert.ok(none.body.data.some((x: any) => x.request_id === ids.n1), 'a request without a session is not-equals');
   });
+
+  test('the svc-session-* properties a record shows are filtered on as shown (they live in the session columns)', async () => {
+    const shown = (await call(env, 'GET', `/v1/request/${ids.a2}`)).body.data.properties;
+    assert.deepEqual([shown['svc-session-id'], shown['svc-session-path'], shown['svc-session-name']], ['run-1', '/plan/search', 'Trip planner']);
+    const byId = await query({ properties: { 'svc-session-id': { equals: 'run-1' } } });
+    assert.deepEqual(byId.body.data.map((x: any) => x.request_id), [ids.a1, ids.a3, ids.a2]);
+    const byPath = await query({ request_response_rmt: { properties: { 'svc-session-path': { equals: '/plan/search' } } } });
+    assert.deepEqual(byPath.body.data.map((x: any) => x.request_id), [ids.a2]);
+    const byName = await query({ properties: { 'svc-session-name': { contains: 'v2' } } });
+    assert.deepEqual(byName.body.data.map((x: any) => x.request_id), [ids.a3]);
+  });
 });
 
 describe('POST /v1/request/{requestId}/feedback', () => {
