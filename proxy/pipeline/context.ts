@@ -146,6 +146,8 @@ export interface RequestContext {
   errorCode: string | null;
   /** Every attempt: provider, status, latency, error. */
   attempts: LogRecord['attempts'];
+  /** The gateway broke the client's connection itself (a provider's body cut mid-way; ../upstream/failure.ts). */
+  cutOff: boolean;
 
   // --- finish (written once, before the observers run) -----------------------------------------
   finished: boolean;
@@ -224,6 +226,7 @@ export function createContext(gw: GatewayRuntime, req: IncomingMessage, res: Ser
     error: null,
     errorCode: null,
     attempts: [],
+    cutOff: false,
     finished: false,
     endMs: 0,
     clientClosed: false,

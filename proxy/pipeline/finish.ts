@@ -27,7 +27,8 @@ export function onResponseClose(this: ServerResponse): void {
 export function finish(ctx: RequestContext): void {
   if (ctx.finished) return;
   ctx.finished = true;
-  ctx.clientClosed = !ctx.res.writableFinished;
+  // A response the gateway cut itself is unfinished too, but the client did not leave.
+  ctx.clientClosed = !ctx.res.writableFinished && !ctx.cutOff;
   // An attempt still counted has no outcome now (the client left before the answer).
   finishBalancer(ctx, null);
   ctx.endMs = performance.now();

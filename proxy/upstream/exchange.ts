@@ -46,6 +46,8 @@ export class UpstreamExchange implements UpstreamAttempt {
   /** The client (or the mapper) is full: undici holds the body until {@link resume}. */
   private paused = false;
   private sink: Sink = Sink.Discard;
+  /** {@link Sink.Client}: the body is an event stream (a cut one can still end with an error event). */
+  private streamed = false;
   /** {@link Sink.Collect}: the pieces so far, their size (bytes), and what gets the whole body. */
   private chunks: Buffer[] | null = null;
   private size = 0;
@@ -57,8 +59,9 @@ export class UpstreamExchange implements UpstreamAttempt {
     this.ctx = ctx;
   }
 
-  /** The body goes to the client as it arrives. */
-  toClient(): void {
+  /** The body goes to the client as it arrives; `streamed`: it is an event stream. */
+  toClient(streamed: boolean): void {
+    this.streamed = streamed;
     this.sink = Sink.Client;
   }
 
@@ -176,7 +179,8 @@ export class UpstreamExchange implements UpstreamAttempt {
     const ctx = this.ctx;
     // A discarded answer (a retry follows) or an earlier attempt no longer speaks for the request.
     if (ctx.exchange !== this || (this.responded && this.sink === Sink.Discard)) return;
-    if (this.responded) onMidStreamError(ctx);
+    // Only a stream can still be ended with an error event: a whole body passed on is cut instead.
+    if (this.responded) onMidStreamError(ctx, this.sink !== Sink.Client || this.streamed);
     else upstreamError(ctx, err);
   }
 }

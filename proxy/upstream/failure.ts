@@ -32,11 +32,15 @@ export function upstreamError(ctx: RequestContext, err: Error): void {
     : new GatewayError(502, `provider ${ctx.provider} is unreachable (${upstreamErrorCode(err)})`, 'server_error', 'upstream_unreachable'));
 }
 
-/** The upstream connection failed mid-response: end the stream with an error event (or answer, if nothing was sent). */
-export function onMidStreamError(ctx: RequestContext): void {
+/**
+ * The upstream connection failed mid-response: end the stream with an error event, cut a body that
+ * is not a stream (`streamed` false), or answer the error if nothing was sent yet.
+ */
+export function onMidStreamError(ctx: RequestContext, streamed = true): void {
   const res = ctx.res;
   if (ctx.finished || res.writableEnded) return;
   ctx.error = ctx.timedOut ? 'provider timed out mid-response' : 'provider connection lost mid-response';
+  if (res.headersSent && !streamed) return cutOff(ctx);
   if (res.headersSent) {
     const json = JSON.stringify(ctx.kind.errorBody(new GatewayError(502, ctx.error, 'server_error', 'upstream_disconnected')));
     const event = ctx.kind.framing ? ctx.kind.framing.error(json) : json;
@@ -49,4 +53,18 @@ export function onMidStreamError(ctx: RequestContext): void {
   fail(ctx, ctx.timedOut
     ? new GatewayError(504, `provider ${ctx.provider} went silent for ${timeoutMs} ms mid-response`, 'server_error', 'upstream_timeout')
     : new GatewayError(502, `provider ${ctx.provider} closed the connection mid-response`, 'server_error', 'upstream_disconnected'));
+}
+
+/**
+ * A body passed on as the provider sent it (JSON, its length said) broke off: no error fits in it,
+ * and ending it would leave the client waiting for the bytes its length promised (until the
+ * server's keep-alive timeout closed the connection, 65 s). Breaking the connection is the one
+ * signal left that the body is incomplete. Logged as the gateway's 502 (504: the provider went
+ * silent), not as a client that left.
+ */
+function cutOff(ctx: RequestContext): void {
+  ctx.status = ctx.timedOut ? 504 : 502;
+  ctx.errorCode = ctx.timedOut ? 'upstream_timeout' : 'upstream_disconnected';
+  ctx.cutOff = true;
+  ctx.res.destroy();
 }

@@ -107,5 +107,5 @@ function passThrough(exchange: UpstreamExchange, status: number, head: ProviderH
   const list = addGatewayHeaders(exchange.ctx, head.list);
   if (head.contentLength !== undefined && !isStream) list.push('content-length', head.contentLength);
   exchange.ctx.res.writeHead(status, list);
-  exchange.toClient();
+  exchange.toClient(isStream);
 }

@@ -9,6 +9,8 @@
  *   - `groq-stream-error` → Groq's stream that errors midway;
  *   - `error-500`, `error-429`, `error-401` → that status with a fixture body (429 with Retry-After: 1);
  *   - `hang` → never answers; `reset-mid-stream` → sends part of the stream then destroys the socket;
+ *     `reset-mid-body` → (not streamed) a 200 with the JSON body's length, half the body, then the
+ *     socket is destroyed;
  *   - `slow-stream` → the stream with 50 ms between events;
  *   - `chunks-20` → a synthetic 20-chunk stream (for benchmarks);
  *   - `endless-stream` → a stream that sends a chunk every 20 ms until the client goes away; the
@@ -30,7 +32,8 @@
  * the recorded response headers of `openai/responses-text.headers.json` (`x-request-id`,
  * `x-ratelimit-*`, `openai-*`). Models: `error-429` (with Retry-After: 1), `error-400`, `error-401`,
  * `error-500` as for chat completions; `reset-mid-stream` (the stream's first events, then the socket
- * is destroyed). `POST …/responses/input_tokens` answers `openai/responses-input-tokens.json`.
+ * is destroyed); `reset-mid-body` (half the JSON body, then the socket is destroyed).
+ * `POST …/responses/input_tokens` answers `openai/responses-input-tokens.json`.
  * `GET …/responses/<id>` answers `responses-text.json` for its own id (with the headers), else OpenAI's
  * 404 body; `DELETE …/responses/<id>` `{"id", "object": "response", "deleted": true}`;
  * `GET …/responses/<id>/input_items` a one-item list; `POST …/responses/<id>/cancel` a 400 (these
@@ -191,6 +194,9 @@ function responsesApi(req: http.IncomingMessage, res: http.ServerResponse, path:
       setTimeout(() => res.socket?.destroy(), 30);
       return true;
     }
+    case 'reset-mid-body':
+      halfBodyThenReset(res, F.responses, OPENAI_HEADERS);
+      return true;
   }
   const tools = Array.isArray(body.tools) && (body.tools as Array<{ type?: string }>).some((t) => t.type === 'function');
   const reasoning = body.reasoning !== undefined && body.reasoning !== null && !tools;
@@ -247,6 +253,13 @@ function hasUnknownBeta(betas: unknown): boolean {
 function json(res: http.ServerResponse, status: number, body: Buffer, extra: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length, ...extra });
   res.end(body);
+}
+
+/** A 200 JSON answer with the whole body's length, of which only the first half is written before the socket is destroyed. */
+function halfBodyThenReset(res: http.ServerResponse, body: Buffer, extra: Record<string, string> = {}): void {
+  res.writeHead(200, { ...extra, 'content-type': 'application/json', 'content-length': body.length });
+  res.write(body.subarray(0, body.length >> 1));
+  setTimeout(() => res.socket?.destroy(), 30);
 }
 
 function sse(res: http.ServerResponse, parts: Buffer[], delayMs = 0, contentType = 'text/event-stream; charset=utf-8', extra: Record<string, string> = {}): void {
@@ -321,10 +334,10 @@ const server = http.createServer((req, res) => {
         setTimeout(() => res.socket?.destroy(), 30);
         return;
       }
-      if (model === 'reset-mid-body' || model === 'stall-mid-body') {
+      if (model === 'reset-mid-body') return halfBodyThenReset(res, F.anthropic);
+      if (model === 'stall-mid-body') {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': F.anthropic.length });
         res.write(F.anthropic.subarray(0, F.anthropic.length >> 1));
-        if (model === 'reset-mid-body') setTimeout(() => res.socket?.destroy(), 30);
         return;
       }
       const tools = Array.isArray(body.tools) && body.tools.length > 0;
@@ -346,6 +359,8 @@ const server = http.createServer((req, res) => {
         return json(res, 400, F.error400);
       case 'hang':
         return; // never answers
+      case 'reset-mid-body':
+        return halfBodyThenReset(res, F.chat);
       case 'reset-mid-stream': {
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
         res.write(STREAM_EVENTS[0]);
