@@ -1,11 +1,12 @@
 /**
  * The GET routes, answered without the pipeline: `/health` (features, control-plane link, log
  * queue, router health), `/ai/models` and `/v1/models` (the models the gateway can route to, in
- * OpenAI's list shape), one model at `/ai/models/<id>`, and `/metrics` (Prometheus text).
+ * OpenAI's list shape), one model at `/ai/models/<id>`, and `/metrics` (Prometheus text). A GET
+ * of any other path goes through the pipeline, whose route stage answers it (404, or 405 on an
+ * endpoint kind's path, in that kind's error shape), as it answers other methods on these paths.
  */
 import type { ServerResponse } from 'node:http';
 import { listModels } from '../../shared/models.ts';
-import { chatCompletions } from '../endpoints/chat-completions.ts';
 import { badRequest, GatewayError, sendError } from '../errors.ts';
 import type { GatewayRuntime } from '../pipeline/runtime.ts';
 import { hasProvider } from '../providers/index.ts';
@@ -30,15 +31,25 @@ function sendBody(res: ServerResponse, body: string): void {
 }
 
 /**
- * Answers a GET. Unknown paths are 404, a GET of the chat completions path 405 (as before endpoint
- * kinds: a GET of the embeddings path stays a 404).
+ * Answers a GET of a GET route and returns true; returns false, answering nothing, for any other
+ * path (see the file's comment).
  */
-export function handleGet(gw: GatewayRuntime, path: string, res: ServerResponse): void {
-  if (path === '/health') return sendBody(res, healthBody(gw));
-  if (path === '/ai/models' || path === '/v1/models') return sendBody(res, gw.models.list);
-  if (path.startsWith('/ai/models/') || path.startsWith('/v1/models/')) return sendModel(gw, path.slice(path.indexOf('/models/') + '/models/'.length), res);
-  if (path === '/metrics' && gw.metrics) return sendMetrics(gw, res);
-  sendError(res, new GatewayError(path.endsWith(chatCompletions.routerTail) ? 405 : 404, `no route for GET ${path}`, 'invalid_request_error', 'not_found'));
+export function handleGet(gw: GatewayRuntime, path: string, res: ServerResponse): boolean {
+  if (path === '/health') sendBody(res, healthBody(gw));
+  else if (path === '/ai/models' || path === '/v1/models') sendBody(res, gw.models.list);
+  else if (isModelPath(path)) sendModel(gw, path.slice(path.indexOf('/models/') + '/models/'.length), res);
+  else if (path === '/metrics' && gw.metrics) sendMetrics(gw, res);
+  else return false;
+  return true;
+}
+
+/** True when `path` is one of the GET routes {@link handleGet} answers (`/metrics` only while metrics are on). */
+export function isGetRoute(gw: GatewayRuntime, path: string): boolean {
+  return path === '/health' || path === '/ai/models' || path === '/v1/models' || isModelPath(path) || (path === '/metrics' && gw.metrics !== null);
+}
+
+function isModelPath(path: string): boolean {
+  return path.startsWith('/ai/models/') || path.startsWith('/v1/models/');
 }
 
 function healthBody(gw: GatewayRuntime): string {

@@ -1,7 +1,8 @@
 /**
  * The server's `request` listener: GETs go to the GET routes (but a GET of a stored response of
- * the Responses API, which goes to a provider); any other request gets its context and runs the
- * pipeline from its first stage. No closure and no promise per request: the response's
+ * the Responses API, which goes to a provider); any other request, and a GET of a path no GET route
+ * serves (answered 404 or 405 by the route stage), gets its context and runs the pipeline from its
+ * first stage. No closure and no promise per request: the response's
  * `close` listener and the body handlers are shared functions that find the context on `res`/`req`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -20,7 +21,7 @@ export function handleRequest(gw: GatewayRuntime, req: IncomingMessage, res: Ser
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   // A stored response of the Responses API (GET …/responses/{id}) is a provider call: through the stages.
-  if (req.method === 'GET' && !path.includes(RESPONSES_SEGMENT)) return handleGet(gw, path, res);
+  if (req.method === 'GET' && !path.includes(RESPONSES_SEGMENT) && handleGet(gw, path, res)) return;
   gw.inFlight++;
   const ctx = createContext(gw, req, res, path);
   res.once('close', onResponseClose);
