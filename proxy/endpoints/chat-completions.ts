@@ -5,6 +5,7 @@
  * `x_groq.usage` on stream chunks); token-limit handlers and managed prompts apply.
  */
 import { badRequest, openAIErrorShape } from '../errors.ts';
+import { OPENAI_ERROR_BODY } from './answer-completion.ts';
 import { ENDPOINT_DIALECTS } from './dialects.ts';
 import { absent, isObject, validateOpenAICommon, wrongType } from './members.ts';
 import { openAISse } from './openai-sse.ts';
@@ -126,6 +127,8 @@ export const chatCompletions: EndpointKind = {
     foldChunk: foldChatChunk,
   },
   tokenLimits: { handlers: ['truncate', 'middle-out', 'fallback'], chatView: null, fromChatView: null },
+  // A whole stream ends with `data: [DONE]` (framing.doneData), the only sign of one: the finish chunk may be followed by a usage chunk.
+  completion: { finalEvents: new Set(), errorBody: OPENAI_ERROR_BODY },
   prompts: true,
   providerOfBareModel: null,
   forwardsClientHeaders: false,

@@ -35,6 +35,8 @@ export const countTokens: EndpointKind = {
   reading: countTokensReading,
   // No output to make room for: the header is ignored.
   tokenLimits: null,
+  // Counts are not cached.
+  completion: null,
   prompts: false,
   providerOfBareModel: anthropicOfBareModel,
   forwardsClientHeaders: true,

@@ -4,6 +4,7 @@
  * one JSON body with `usage`; no token-limit handlers (there are no messages to shorten).
  */
 import { badRequest, openAIErrorShape } from '../errors.ts';
+import { OPENAI_ERROR_BODY } from './answer-completion.ts';
 import { ENDPOINT_DIALECTS } from './dialects.ts';
 import { validateOpenAICommon, wrongType } from './members.ts';
 import { openAISse } from './openai-sse.ts';
@@ -43,6 +44,8 @@ export const embeddings: EndpointKind = {
     foldChunk: null,
   },
   tokenLimits: null,
+  // Never streamed; were it, it would end as chat's does, with framing.doneData.
+  completion: { finalEvents: new Set(), errorBody: OPENAI_ERROR_BODY },
   // As for chat: a prompt's body may supply the model and defaults.
   prompts: true,
   providerOfBareModel: null,

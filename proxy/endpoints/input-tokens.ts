@@ -35,6 +35,8 @@ export const inputTokens: EndpointKind = {
   reading: inputTokensReading,
   // No output to make room for: the header is ignored.
   tokenLimits: null,
+  // Counts are not cached.
+  completion: null,
   prompts: false,
   providerOfBareModel: openAIOfBareModel,
   forwardsClientHeaders: true,

@@ -11,6 +11,7 @@
  */
 import type { ProviderName } from '../../shared/providers.ts';
 import { anthropicErrorShape } from './anthropic-errors.ts';
+import { ANTHROPIC_ERROR_BODY } from './answer-completion.ts';
 import { anthropicSse } from './anthropic-sse.ts';
 import { ENDPOINT_DIALECTS } from './dialects.ts';
 import { applyChatViewEdits, messagesChatView } from './messages-chat-view.ts';
@@ -40,6 +41,8 @@ export const messages: EndpointKind = {
   reading: messagesReading,
   // middle-out removes whole turns, which would break tool_use/tool_result pairs and signed thinking.
   tokenLimits: { handlers: ['truncate', 'fallback'], chatView: messagesChatView, fromChatView: applyChatViewEdits },
+  // Anthropic's streams have no closing sentinel: a whole answer's last event is `message_stop`.
+  completion: { finalEvents: new Set(['message_stop']), errorBody: ANTHROPIC_ERROR_BODY },
   prompts: false,
   providerOfBareModel: anthropicOfBareModel,
   forwardsClientHeaders: true,

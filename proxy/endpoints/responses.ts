@@ -14,6 +14,7 @@
  */
 import type { ProviderName } from '../../shared/providers.ts';
 import { openAIErrorShape } from '../errors.ts';
+import { OPENAI_ERROR_BODY } from './answer-completion.ts';
 import { ENDPOINT_DIALECTS } from './dialects.ts';
 import { responsesChatView } from './responses-chat-view.ts';
 import { validateResponsesBody } from './responses-members.ts';
@@ -46,6 +47,9 @@ export const responses: EndpointKind = {
   framing: responsesSse,
   reading: responsesReading,
   tokenLimits: { handlers: ['fallback'], chatView: responsesChatView, fromChatView: null },
+  // Of the final events (responses-reading.ts), `response.failed` ends no answer; `response.incomplete`
+  // (max_output_tokens, content filter) ends one as the model gave it.
+  completion: { finalEvents: new Set(['response.completed', 'response.incomplete']), errorBody: OPENAI_ERROR_BODY },
   prompts: false,
   providerOfBareModel: openAIOfBareModel,
   forwardsClientHeaders: true,

@@ -81,6 +81,8 @@ export const storedResponses: EndpointKind = {
   framing: responsesSse,
   reading: responsesReading,
   tokenLimits: null,
+  // Retrievals of a stored response are not cached.
+  completion: null,
   prompts: false,
   providerOfBareModel: null,
   forwardsClientHeaders: true,

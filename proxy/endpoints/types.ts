@@ -113,6 +113,29 @@ export interface LocalCount {
   answer(tokens: number): string;
 }
 
+/**
+ * What makes an answer of a kind complete, for the response cache, which stores "only complete,
+ * successful answers" (issue 18; ./answer-completion.ts applies it, ../observers/cache-writer.ts
+ * calls it): a stream must end with the event its dialect ends a whole answer with, a non-streamed
+ * answer must be a JSON object that is not an error object. Read once per cache miss, on the bytes'
+ * ends only (the first bytes of a body, the last events of a stream).
+ */
+export interface AnswerCompletion {
+  /**
+   * SSE `event` names one of which, as a stream's last event, ends a complete answer (Messages:
+   * `message_stop`; Responses: `response.completed`, `response.incomplete`). Empty for a kind whose
+   * framing has a {@link StreamFraming.doneData}: its complete streams end with that event instead,
+   * after an event that is not an error (chat: `data: [DONE]`).
+   */
+  readonly finalEvents: ReadonlySet<string>;
+  /**
+   * Matches the start (its first `BODY_HEAD_BYTES` of ./answer-completion.ts, read as latin1) of a
+   * non-streamed 2xx body that is an error object in the kind's shapes (its first member says so)
+   * rather than an answer.
+   */
+  readonly errorBody: RegExp;
+}
+
 /** One endpoint kind. Instances are module-level constants, shared by every request. */
 export interface EndpointKind {
   readonly name: EndpointName;
@@ -158,6 +181,11 @@ export interface EndpointKind {
    * `unsupported_endpoint`; null for the kinds that are always sent to a provider.
    */
   readonly localCount: LocalCount | null;
+  /**
+   * What marks a complete answer of this kind, which alone the response cache stores; null for kinds
+   * whose answers are never stored (token counts, stored-response calls).
+   */
+  readonly completion: AnswerCompletion | null;
   /** Requests are written to the request log (observability); false for metadata calls (count_tokens). */
   readonly logged: boolean;
 }

@@ -2,27 +2,16 @@
  * The cache writer (issue 18): a miss's answer (a request with `Svc-Cache-Enabled: true` that the
  * cache could not answer) is recorded as the client gets it, bounded by `cache.max-entry-size`, and
  * stored in its key's bucket once the response completed: 2xx, written to its end, no error
- * mid-stream (the gateway's own, or an error event the provider sent), the client still there. Hits and requests without the header pay one null check.
+ * mid-stream (the gateway's own, or an error event the provider sent), the client still there, and
+ * the answer complete for its endpoint kind (the spec: "only complete, successful answers are
+ * stored"): a stream ending with its dialect's final event, a body that is a JSON object and no
+ * error object (../endpoints/answer-completion.ts; what marks one is the kind's `completion`). A
+ * provider may end a 200 stream cleanly but early, or answer 200 with an error body; neither is
+ * kept. Hits and requests without the header pay one null check.
  */
+import { isCompleteAnswer } from '../endpoints/answer-completion.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { ResponseObserver } from './types.ts';
-
-/**
- * A stream that ended in an error event: Anthropic's and the Responses API's `event: error`, the
- * Responses API's `response.failed`, an OpenAI-format `data: {"error": …}` (a provider may end a 200
- * stream so, and the gateway ends a cut stream so). Such an answer is no answer to keep.
- */
-const ERROR_EVENT = /(?:^|\n)(?:event: ?(?:error|response\.failed)\b|data: ?\{"error")/;
-/** How much of a stream's end is searched for an error event (bytes). */
-const ERROR_TAIL = 8192;
-
-/** True when the last {@link ERROR_TAIL} bytes of the answer (`bytes` in `chunks`) carry an error event. */
-function endsInError(chunks: Buffer[], bytes: number): boolean {
-  let from = chunks.length - 1;
-  for (let n = chunks[from]!.length; n < ERROR_TAIL && from > 0; ) n += chunks[--from]!.length;
-  const tail = from === chunks.length - 1 ? chunks[from]! : Buffer.concat(chunks.slice(from));
-  return ERROR_EVENT.test(tail.toString('utf8', Math.max(0, tail.length - Math.min(ERROR_TAIL, bytes))));
-}
 
 /** The content type a stored answer is replayed with (the provider's own headers are not kept). */
 function contentTypeOf(ctx: RequestContext, streamed: boolean): string {
@@ -53,7 +42,8 @@ export const cacheWriterObserver: ResponseObserver = {
     const chunks = cache.chunks;
     cache.chunks = null;
     if (ctx.clientClosed || ctx.error !== null || ctx.status < 200 || ctx.status >= 300) return;
-    if (cache.streamed && chunks.length > 0 && endsInError(chunks, cache.bytes)) return;
+    // Reads the answer's ends only: this runs on every miss (a scan or parse of the whole answer would not fit).
+    if (!isCompleteAnswer(ctx.kind, chunks, cache.streamed)) return;
     const answer = { requestId: ctx.id, status: ctx.status, streamed: cache.streamed, contentType: contentTypeOf(ctx, cache.streamed), chunks, bytes: cache.bytes };
     ctx.gw.cache.add(cache.key, answer, cache.ttlMs, cache.bucketMax);
   },
