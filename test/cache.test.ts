@@ -101,15 +101,30 @@ test('cache headers: values and the 400s naming the header', () => {
   assert.equal(cacheEnabled(' TRUE '), true);
   assert.equal(cacheEnabled('false'), false);
   assert.throws(() => cacheEnabled('1'), (e: unknown) => e instanceof GatewayError && e.status === 400 && /Svc-Cache-Enabled/.test(e.message) && e.param === 'Svc-Cache-Enabled');
-  assert.deepEqual(cacheOptions(req({}), 5000), { ttlMs: 5000, bucketMax: 1, seed: '', ignore: null });
+  assert.deepEqual(cacheOptions(req({}), 5000), { ttlMs: 5000, bucketMax: 1, seed: '', ignore: null, lookup: true, write: 'add' });
   assert.deepEqual(cacheOptions(req({ 'cache-control': 'public, max-age=60', 'svc-cache-bucket-max-size': '20', 'svc-cache-seed': 'x', 'svc-cache-ignore-keys': ' a , b' }), 5000), {
     ttlMs: 60_000,
     bucketMax: 20,
     seed: 'x',
     ignore: ['a', 'b'],
+    lookup: true,
+    write: 'add',
   });
-  assert.equal(cacheOptions(req({ 'cache-control': 'no-store' }), 5000).ttlMs, 5000);
   assert.equal(cacheOptions(req({ 'cache-control': 'max-age=31536000' }), 5000).ttlMs, 31_536_000_000);
+  // RFC 9111 §5.2.1 request directives: no-store keeps the answer out, no-cache skips the lookup and replaces the bucket.
+  const directives = (cc: string) => {
+    const o = cacheOptions(req({ 'cache-control': cc }), 5000);
+    return { ttlMs: o.ttlMs, lookup: o.lookup, write: o.write };
+  };
+  assert.deepEqual(directives('no-store'), { ttlMs: 5000, lookup: true, write: 'none' });
+  assert.deepEqual(directives('No-Cache, max-age=60'), { ttlMs: 60_000, lookup: false, write: 'replace' });
+  assert.deepEqual(directives('no-cache, no-store'), { ttlMs: 5000, lookup: false, write: 'none' });
+  assert.deepEqual(directives('max-age="60"'), { ttlMs: 60_000, lookup: true, write: 'add' });
+  assert.deepEqual(directives('max-age=60, max-age=abc'), { ttlMs: 60_000, lookup: true, write: 'add' }, 'the first max-age counts');
+  assert.deepEqual(directives('private, must-revalidate'), { ttlMs: 5000, lookup: true, write: 'add' }, 'other directives are ignored');
+  // node:http joins a repeated header with ", ": the same value twice is that value.
+  assert.equal(cacheEnabled('true, true'), true);
+  assert.equal(cacheOptions(req({ 'svc-cache-bucket-max-size': '3, 3' }), 5000).bucketMax, 3);
   const rejects = (h: Record<string, string>, name: RegExp) =>
     assert.throws(
       () => cacheOptions(req(h), 5000),
@@ -120,6 +135,10 @@ test('cache headers: values and the 400s naming the header', () => {
   rejects({ 'cache-control': 'max-age=31536001' }, /^Cache-Control/);
   rejects({ 'cache-control': 'max-age=0' }, /^Cache-Control/);
   rejects({ 'cache-control': 'max-age=-5' }, /^Cache-Control/);
+  rejects({ 'cache-control': 'max-age="60' }, /^Cache-Control/);
+  rejects({ 'cache-control': 'max-age' }, /^Cache-Control/);
+  rejects({ 'svc-cache-bucket-max-size': '3, 4' }, /^Svc-Cache-Bucket-Max-Size/);
+  assert.throws(() => cacheEnabled('true, false'), (e: unknown) => e instanceof GatewayError && e.status === 400 && e.param === 'Svc-Cache-Enabled');
   rejects({ 'svc-cache-bucket-max-size': '21' }, /^Svc-Cache-Bucket-Max-Size/);
   rejects({ 'svc-cache-bucket-max-size': '2.5' }, /^Svc-Cache-Bucket-Max-Size/);
   rejects({ 'svc-cache-seed': 'x'.repeat(257) }, /^Svc-Cache-Seed/);
@@ -160,7 +179,7 @@ test('a stored stream is replayed event by event, each write after the client dr
   try {
     const ctx = makeContext(gw, { path: '/ai/chat/completions', body: {} });
     ctx.provider = 'openai';
-    ctx.cache = { key: 'k', ttlMs: 1000, bucketMax: 1, hitOf: null, chunks: null, bytes: 0, streamed: false, replay: null, replayAt: 0 };
+    ctx.cache = { key: 'k', ttlMs: 1000, bucketMax: 1, write: 'add', hitOf: null, chunks: null, bytes: 0, streamed: false, replay: null, replayAt: 0 };
     const writes: string[] = [];
     let drain: ((this: unknown) => void) | null = null;
     const res = ctx.res as unknown as { write(c: Buffer): boolean; once(e: string, f: () => void): unknown };

@@ -54,12 +54,13 @@ export class MemoryCacheStore implements CacheStore {
   }
 
   /** See {@link CacheStore.add}: the bucket is written anew at the head; an answer larger than the arena is not kept. */
-  add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number): void {
+  add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number, replace = false): void {
     const id = keyNumber(key);
     const at = this.live(id, key);
     let older: Buffer | null = null;
     let count = 0;
-    if (at >= 0) {
+    // Replacing: the old entry is forgotten below like any other, so only the new answer is held.
+    if (at >= 0 && !replace) {
       count = countAt(this.arena!, at);
       if (count >= bucketMax) return;
       // A copy: making room below may overwrite the old entry, dead once the index forgets it.

@@ -78,14 +78,15 @@ export class RedisCacheStore implements CacheStore {
     }
   }
 
-  /** See {@link CacheStore.add}: one pipeline (RPUSH, LTRIM, PEXPIRE); dropped when Redis is down. */
-  add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number): void {
+  /** See {@link CacheStore.add}: one pipeline (RPUSH, LTRIM, PEXPIRE; with `replace`, a MULTI starting with DEL); dropped when Redis is down. */
+  add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number, replace = false): void {
     const redis = this.ready();
     if (redis === null) return;
     const k = this.prefix + key;
     const stored: StoredAnswer = { r: answer.requestId, s: answer.status, t: answer.streamed, c: answer.contentType, b: Buffer.concat(answer.chunks, answer.bytes).toString('base64') };
-    redis
-      .pipeline()
+    // MULTI, so that another gateway's read never sees the bucket emptied and not yet refilled.
+    const batch = replace ? redis.multi().del(k) : redis.pipeline();
+    batch
       .rpush(k, JSON.stringify(stored))
       .ltrim(k, 0, bucketMax - 1)
       .pexpire(k, ttlMs)

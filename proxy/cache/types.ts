@@ -64,10 +64,11 @@ export interface CacheStore {
   /** The key's bucket, or null when empty or expired. */
   get(key: string): CachedBucket | null | Promise<CachedBucket | null>;
   /**
-   * Adds `answer` to the key's bucket unless it already holds `bucketMax`; the key lives `ttlMs`
-   * (ms) from now. Fire and forget: failures are logged, never thrown.
+   * Adds `answer` to the key's bucket unless it already holds `bucketMax`; with `replace`, the
+   * bucket is emptied first (`Cache-Control: no-cache`: the fresh answer replaces what was held).
+   * The key lives `ttlMs` (ms) from now. Fire and forget: failures are logged, never thrown.
    */
-  add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number): void;
+  add(key: string, answer: AnswerToStore, ttlMs: number, bucketMax: number, replace?: boolean): void;
   /** How full the store is; null for Redis (its figures live in Redis: `INFO memory`, `DBSIZE`). */
   usage(): CacheUsage | null;
   /** Resolves once the store can serve (Redis connected or its timeout waited); never rejects. */
@@ -84,6 +85,8 @@ export interface CacheRequest {
   ttlMs: number;
   /** `Svc-Cache-Bucket-Max-Size` (1..20). */
   bucketMax: number;
+  /** What becomes of a miss's answer: added to its bucket, replacing it (`Cache-Control: no-cache`), or not stored (`no-store`). */
+  write: 'add' | 'replace' | 'none';
   /** The request whose answer was served (a hit), else null. */
   hitOf: string | null;
   /** A miss's answer as the client got it, piece by piece; null when not recorded (or too large). */

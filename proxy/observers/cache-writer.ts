@@ -7,7 +7,8 @@
  * stored"): a stream ending with its dialect's final event, a body that is a JSON object and no
  * error object (../endpoints/answer-completion.ts; what marks one is the kind's `completion`). A
  * provider may end a 200 stream cleanly but early, or answer 200 with an error body; neither is
- * kept. Hits and requests without the header pay one null check.
+ * kept. It is added to the bucket, or replaces it with `Cache-Control: no-cache`, and is not kept
+ * with `no-store` (../cache/request.ts). Hits and requests without the header pay one null check.
  */
 import { isCompleteAnswer } from '../endpoints/answer-completion.ts';
 import type { RequestContext } from '../pipeline/context.ts';
@@ -23,7 +24,8 @@ export const cacheWriterObserver: ResponseObserver = {
   name: 'cache-writer',
   onResponseStart(ctx, streamed) {
     const cache = ctx.cache;
-    if (cache === null || cache.hitOf !== null || ctx.status < 200 || ctx.status >= 300) return;
+    // `Cache-Control: no-store`: the answer is not kept, so not recorded either.
+    if (cache === null || cache.hitOf !== null || cache.write === 'none' || ctx.status < 200 || ctx.status >= 300) return;
     cache.chunks = [];
     cache.streamed = streamed;
   },
@@ -45,6 +47,6 @@ export const cacheWriterObserver: ResponseObserver = {
     // Reads the answer's ends only: this runs on every miss (a scan or parse of the whole answer would not fit).
     if (!isCompleteAnswer(ctx.kind, chunks, cache.streamed)) return;
     const answer = { requestId: ctx.id, status: ctx.status, streamed: cache.streamed, contentType: contentTypeOf(ctx, cache.streamed), chunks, bytes: cache.bytes };
-    ctx.gw.cache.add(cache.key, answer, cache.ttlMs, cache.bucketMax);
+    ctx.gw.cache.add(cache.key, answer, cache.ttlMs, cache.bucketMax, cache.write === 'replace');
   },
 };
