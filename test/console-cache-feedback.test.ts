@@ -9,27 +9,21 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
-import { buildConsole } from '../scripts/build.ts';
-import { launchBrowser, screenshot, type HeadlessBrowser } from './support/browser.ts';
+import { screenshot } from './support/browser.ts';
 import { goneFrom, requestRow, setField, shown, signIn, testId, until } from './support/console-page.ts';
-import { fetchRecord, startStack, uniq, type Stack } from './support/stack.ts';
+import { startConsoleStack, stopConsoleStack, type ConsoleStack } from './support/console-stack.ts';
+import { fetchRecord, uniq, type Stack } from './support/stack.ts';
 
+let consoleStack: ConsoleStack | undefined;
 let stack: Stack;
-let browser: HeadlessBrowser;
 let page: Page;
 const tag = uniq();
 
 before(async () => {
-  await buildConsole();
-  stack = await startStack();
-  browser = await launchBrowser();
-  page = browser.page;
-  page.setDefaultTimeout(10_000);
+  consoleStack = await startConsoleStack();
+  ({ stack, page } = consoleStack);
 });
-after(async () => {
-  await browser?.close();
-  await stack?.stop();
-});
+after(() => stopConsoleStack(consoleStack));
 
 /** A chat request through the gateway; returns its id and the `Svc-Cache` header (null without the cache). */
 async function chat(content: string, cached: boolean): Promise<{ id: string; cache: string | null }> {

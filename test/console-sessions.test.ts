@@ -16,29 +16,25 @@ import type { Locator, Page } from 'playwright-core';
 import { createOrganization } from '../admin/organizations.ts';
 import { createApiKey } from '../admin/resources/api-keys/store.ts';
 import { formatCost } from '../admin/console/format.ts';
-import { buildConsole } from '../scripts/build.ts';
-import { launchBrowser, screenshot, type HeadlessBrowser } from './support/browser.ts';
+import { screenshot } from './support/browser.ts';
 import { goneFrom, shown, signIn, setField, testId, until } from './support/console-page.ts';
-import { fetchRecord, PROVIDER_KEYS, startLinkedProxy, startStack, stopProcess, uniq, type Stack, type Started } from './support/stack.ts';
+import { startConsoleStack, stopConsoleStack, type ConsoleStack } from './support/console-stack.ts';
+import { fetchRecord, PROVIDER_KEYS, startLinkedProxy, stopProcess, uniq, type Stack, type Started } from './support/stack.ts';
 
+let consoleStack: ConsoleStack | undefined;
 let stack: Stack;
 /** A second proxy, linked with the other organization's key (a proxy serves its key's organization). */
 let otherProxy: (Started & { url: string }) | undefined;
-let browser: HeadlessBrowser;
 let page: Page;
 const tag = uniq();
 
 before(async () => {
-  await buildConsole();
-  stack = await startStack();
-  browser = await launchBrowser();
-  page = browser.page;
-  page.setDefaultTimeout(10_000);
+  consoleStack = await startConsoleStack();
+  ({ stack, page } = consoleStack);
 });
 after(async () => {
-  await browser?.close();
   await stopProcess(otherProxy);
-  await stack?.stop();
+  await stopConsoleStack(consoleStack);
 });
 
 /** One logged chat request: its id and what was sent. */
@@ -253,7 +249,7 @@ describe('the Sessions page in a browser', { concurrency: false }, () => {
   });
 
   test('no script failed and the page made no failing call', async () => {
-    assert.deepEqual(browser.pageErrors, [], 'no uncaught errors in the page');
-    assert.deepEqual([...new Set(browser.failedResponses)].filter((r) => !r.endsWith(' /favicon.ico')), [], 'no failed calls from the page');
+    assert.deepEqual(consoleStack!.browser.pageErrors, [], 'no uncaught errors in the page');
+    assert.deepEqual([...new Set(consoleStack!.browser.failedResponses)].filter((r) => !r.endsWith(' /favicon.ico')), [], 'no failed calls from the page');
   });
 });

@@ -10,28 +10,21 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
-import { buildConsole } from '../scripts/build.ts';
-import { launchBrowser, screenshot, type HeadlessBrowser } from './support/browser.ts';
+import { screenshot } from './support/browser.ts';
 import { goneFrom, requestRow, setField, shown, signIn, testId, until } from './support/console-page.ts';
-import { startStack, uniq, waitFor, type Stack } from './support/stack.ts';
+import { startConsoleStack, stopConsoleStack, type ConsoleStack } from './support/console-stack.ts';
+import { uniq, waitFor, type Stack } from './support/stack.ts';
 
+let consoleStack: ConsoleStack | undefined;
 let stack: Stack;
-let browser: HeadlessBrowser;
 let page: Page;
 const tag = uniq();
 
 before(async () => {
-  await buildConsole();
-  stack = await startStack();
-  browser = await launchBrowser();
-  page = browser.page;
-  // A step that cannot find its element fails in 10 s, not playwright's 30.
-  page.setDefaultTimeout(10_000);
+  consoleStack = await startConsoleStack();
+  ({ stack, page } = consoleStack);
 });
-after(async () => {
-  await browser?.close();
-  await stack?.stop();
-});
+after(() => stopConsoleStack(consoleStack));
 
 /** Chat through the gateway with the official client; returns the request id (Svc-Id). */
 async function chat(model: string, content: string, apiKey = stack.apiKey): Promise<string> {
@@ -231,9 +224,9 @@ describe('the console in a browser', { concurrency: false }, () => {
   test('signing out returns to the sign-in form, and no script failed on the way', async () => {
     await testId(page, 'signout').click();
     await shown(page, testId(page, 'signin-key'), 'the sign-in form after signing out');
-    assert.deepEqual(browser.pageErrors, [], 'no uncaught errors in the page');
+    assert.deepEqual(consoleStack!.browser.pageErrors, [], 'no uncaught errors in the page');
     // The wrong key's 401 at sign-in is expected (and Chromium's own ask for a favicon); any other failed call is not.
-    const failed = [...new Set(browser.failedResponses)].filter((r) => r !== '401 GET /v1/api-keys' && !r.endsWith(' /favicon.ico'));
+    const failed = [...new Set(consoleStack!.browser.failedResponses)].filter((r) => r !== '401 GET /v1/api-keys' && !r.endsWith(' /favicon.ico'));
     assert.deepEqual(failed, [], 'no failed calls from the page');
   });
 });

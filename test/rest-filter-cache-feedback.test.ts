@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FEEDBACK_FIELDS, RMT_FIELDS } from '../admin/filter.ts';
-import { assertError, call, ingest, logRecord, ownDoc, startRest, type RestEnv } from './rest-support.ts';
+import { assertError, call, ingest, logRecord, matchingNames, ownDoc, startRest, type RestEnv } from './rest-support.ts';
 
 let env: RestEnv;
 const byId = new Map<string, string>();
@@ -59,15 +59,7 @@ after(async () => {
 });
 
 /** Names of the rows `filter` matches (organization A's key unless `key`), sorted; the count agrees. */
-async function names(filter: unknown, key?: string): Promise<string[]> {
-  const r = await call(env, 'POST', '/v1/request/query', { filter, limit: 1000 }, key);
-  assert.equal(r.status, 200, `${JSON.stringify(filter)} → ${r.status} ${r.text.slice(0, 300)}`);
-  const found = r.body.data.map((x: { request_id: string }) => byId.get(x.request_id) ?? '?').sort();
-  const c = await call(env, 'POST', '/v1/request/count', { filter }, key);
-  assert.equal(c.status, 200, c.text);
-  assert.equal(c.body.data, found.length, `count of ${JSON.stringify(filter)}`);
-  return found;
-}
+const names = (filter: unknown, key?: string): Promise<string[]> => matchingNames(env, byId, filter, key);
 
 const rmt = (field: string, op: string, value: unknown) => ({ request_response_rmt: { [field]: { [op]: value } } });
 const fb = (field: string, op: string, value: unknown) => ({ feedback: { [field]: { [op]: value } } });

@@ -186,6 +186,21 @@ export async function ingest(env: RestEnv, organizationId: string, records: LogR
   return records.map((r) => r.requestId);
 }
 
+/**
+ * The names (`byId`: request id → a test's name for its row) of the rows `filter` matches through
+ * `POST /v1/request/query` with `key` (organization A's by default), sorted; `POST /v1/request/count`
+ * must agree on how many. Fails the test on any status but 200.
+ */
+export async function matchingNames(env: RestEnv, byId: ReadonlyMap<string, string>, filter: unknown, key?: string): Promise<string[]> {
+  const r = await call(env, 'POST', '/v1/request/query', { filter, limit: 1000 }, key);
+  assert.equal(r.status, 200, `${JSON.stringify(filter)} → ${r.status} ${r.text.slice(0, 300)}`);
+  const found = r.body.data.map((x: { request_id: string }) => byId.get(x.request_id) ?? '?').sort();
+  const c = await call(env, 'POST', '/v1/request/count', { filter }, key);
+  assert.equal(c.status, 200, c.text);
+  assert.equal(c.body.data, found.length, `count of ${JSON.stringify(filter)}`);
+  return found;
+}
+
 /** A prompt-2025 version body. */
 export function chatBody(text = 'Hello {{name}}', model = 'gpt-4o-mini'): Record<string, unknown> {
   return { model, messages: [{ role: 'system', content: 'You are helpful.' }, { role: 'user', content: text }], temperature: 0.2 };
