@@ -10,6 +10,7 @@ import { useKeydown } from '../hooks.ts';
 import { usePagedList } from '../paged-list.ts';
 import { isTyping, navigate, routeHash } from '../router.ts';
 import { useSession } from '../session.tsx';
+import { LoadMore } from './load-more.tsx';
 
 /** A session's requests per page. */
 export const SESSION_REQUESTS_PAGE_SIZE = 200;
@@ -140,12 +141,7 @@ export function SessionDetail({ id, onClose }: { id: string; onClose: () => void
           ))}
         </tbody>
       </table>
-      {list.loading && <p className="muted pad">Loading…</p>}
-      {!list.done && !list.loading && list.rows.length > 0 && (
-        <button type="button" className="ghost load-more" data-testid="session-requests-load-more" onClick={list.loadMore}>
-          Load more
-        </button>
-      )}
+      <LoadMore list={list} testid="session-requests-load-more" />
     </aside>
   );
 }

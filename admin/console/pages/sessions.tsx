@@ -6,6 +6,7 @@
 import { useCallback, useState } from 'react';
 import type { SessionSummary } from '../api.ts';
 import { SessionDetail } from '../components/session-detail.tsx';
+import { LoadMore } from '../components/load-more.tsx';
 import { RANGES, rangeStart, type RangeKey } from '../filters.ts';
 import { formatCost, formatInt, formatTime } from '../format.ts';
 import { usePagedList } from '../paged-list.ts';
@@ -111,12 +112,7 @@ export function SessionsPage({ openId }: { openId: string | null }) {
             No sessions in this time range. Requests sent with a <code>Svc-Session-Id</code> header (or from Claude Code or Codex) are grouped here.
           </p>
         )}
-        {list.loading && <p className="muted pad">Loading…</p>}
-        {!list.done && !list.loading && list.rows.length > 0 && (
-          <button type="button" className="ghost load-more" data-testid="session-load-more" onClick={list.loadMore}>
-            Load more
-          </button>
-        )}
+        <LoadMore list={list} testid="session-load-more" />
       </div>
       {openId && <SessionDetail id={openId} onClose={() => navigate('sessions')} />}
     </div>
