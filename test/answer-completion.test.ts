@@ -57,6 +57,7 @@ describe('streams', () => {
     expect(chatCompletions, true, 'data: [DONE]\n\n', false, '[DONE] alone');
     expect(chatCompletions, true, `${events[0]}data: {"error":{"message":"boom","type":"server_error"}}\n\ndata: [DONE]\n\n`, false, 'an error chunk, then [DONE] (vLLM)');
     expect(chatCompletions, true, `${events[0]}event: error\ndata: {"message":"boom"}\n\ndata: [DONE]\n\n`, false, 'an error event, then [DONE]');
+    expect(chatCompletions, true, `${events[0]}data: {"object":"error","message":"boom","type":"BadRequestError","code":400}\n\ndata: [DONE]\n\n`, false, "older vLLM's error chunk, then [DONE]");
     expect(chatCompletions, true, fixture('groq/chat-completion-stream-error.sse'), false, "Groq's stream ending in event: error");
     expect(chatCompletions, true, `${events.slice(0, 3).join('')}data: {"error":{"message":"cut","type":"server_error","code":"upstream_disconnected"}}\n\n`, false, "the gateway's error event");
     expect(chatCompletions, true, `${chat}: keep-alive\n\n`, true, 'a comment after [DONE]');
@@ -74,6 +75,9 @@ describe('streams', () => {
     expect(messages, true, `${events.slice(0, 4).join('')}event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n`, false, 'an error mid-way');
     expect(messages, true, anthropic.replace(/\n\n$/, '\n'), false, 'message_stop not followed by a blank line');
     expect(messages, true, 'event: message_stop_later\ndata: {"type":"message_stop_later"}\n\n', false, 'an event whose name starts like message_stop');
+    // The last `event` line of an event names it (WHATWG SSE); the reader goes backward.
+    expect(messages, true, `${events.slice(0, -1).join('')}event: error\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`, true, 'two event lines, message_stop last');
+    expect(messages, true, `${events.slice(0, -1).join('')}event: message_stop\nevent: error\ndata: {"type":"message_stop"}\n\n`, false, 'two event lines, error last');
   });
 
   test('Responses: complete when response.completed or response.incomplete ends it, however large', () => {

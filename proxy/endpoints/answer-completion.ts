@@ -39,24 +39,14 @@ function isJsonSpace(byte: number | undefined): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
 
-const ERROR_KEY = '"error"';
-
 /**
- * True when `bytes[start…start+length)` begin as an OpenAI-framed stream's error chunk,
- * `{"error": {…}` or `{"error": "…"` (see {@link OPENAI_ERROR_BODY}); compared byte by byte, as
- * decoding the chunk would cost more than the rest of the check.
+ * True when `bytes[start…start+length)` begin as an OpenAI-framed stream's error chunk: the
+ * first {@link BODY_HEAD_BYTES} of it tested with {@link OPENAI_ERROR_BODY} (`{"error": {…}`,
+ * `{"error": "…"`, vLLM's `{"object": "error", …}`). A chunk is read as latin1: the test's
+ * characters are ASCII, and nothing beyond the chunk's first bytes is decoded.
  */
 function isErrorChunk(bytes: Buffer, start: number, length: number): boolean {
-  const end = start + length;
-  let i = start;
-  while (i < end && isJsonSpace(bytes[i])) i++;
-  if (bytes[i++] !== 0x7b) return false;
-  while (i < end && isJsonSpace(bytes[i])) i++;
-  for (let k = 0; k < ERROR_KEY.length; k++) if (i >= end || bytes[i++] !== ERROR_KEY.charCodeAt(k)) return false;
-  while (i < end && isJsonSpace(bytes[i])) i++;
-  if (i >= end || bytes[i++] !== 0x3a) return false;
-  while (i < end && isJsonSpace(bytes[i])) i++;
-  return i < end && (bytes[i] === 0x7b || bytes[i] === 0x22);
+  return OPENAI_ERROR_BODY.test(bytes.toString('latin1', start, start + Math.min(length, BODY_HEAD_BYTES)));
 }
 
 /** The last byte of `pieces` that is not JSON whitespace, or -1 when there is none. */

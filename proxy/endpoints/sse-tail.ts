@@ -2,9 +2,12 @@
  * Reads the last events of a Server-Sent Events stream held as the Buffer pieces it arrived in,
  * backward from its end, comparing bytes where they lie: nothing is joined, decoded or allocated
  * unless a short line straddles two pieces (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation:
- * lines end in LF or CRLF, a blank line ends an event, `field: value` with one leading space dropped
- * from the value, `:` a comment, an event with no `data` is not dispatched). Used by
- * ./answer-completion.ts to tell whether a stream ended with its dialect's final event.
+ * a blank line ends an event, `field: value` with one leading space dropped from the value, `:` a
+ * comment, the last `event` line names the event, an event with no `data` is not dispatched). Used
+ * by ./answer-completion.ts to tell whether a stream ended with its dialect's final event.
+ * Of the spec's forms it reads lines ending in LF or CRLF, not in a lone CR, nor a `data` field
+ * without a colon, nor a stream that is one event after a byte-order mark: no provider sends these,
+ * and such a stream reads as not ending in its final event, so its answer is not cached (the safe side).
  *
  * Cost: a short line (a blank line, an event name, `data: [DONE]`) is found byte by byte; a longer
  * one, a data line, by a backward byte search (memrchr) over it. Reading the last event therefore
@@ -168,6 +171,8 @@ export class SseTail {
         }
         if (++lines > MAX_EVENT_LINES) return false;
         if (bytesStartWith(bytes, start, length, 'event:')) {
+          // Read backward, the first name met is the event's last `event` line: the one that counts.
+          if (this.name !== null) continue;
           const skip = bytes[start + 6] === SPACE && length > 6 ? 7 : 6;
           this.name = bytes;
           this.nameStart = start + skip;
