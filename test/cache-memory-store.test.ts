@@ -45,6 +45,19 @@ test('memory store: an answer comes back whole, its members as stored; a full bu
   assert.equal(store.get(key('other')), null);
 });
 
+test('memory store: replace (Cache-Control: no-cache) empties the bucket for the new answer, and drops it when the new one is too large to keep', () => {
+  const store = new MemoryCacheStore(20_000);
+  store.add(key('k'), answer('a', 10, 'a'), 60_000, 3);
+  store.add(key('k'), answer('b', 10, 'b'), 60_000, 3);
+  store.add(key('k'), answer('c', 10, 'c'), 60_000, 3, true);
+  assert.deepEqual(answers(store.get(key('k')))!.map((a) => a.requestId), ['c'], 'only the fresh answer');
+  store.add(key('k'), answer('d', 10, 'd'), 60_000, 3);
+  assert.deepEqual(answers(store.get(key('k')))!.map((a) => a.requestId), ['c', 'd'], 'the bucket fills again as usual');
+  store.add(key('k'), answer('huge', 30_000, 'h'), 60_000, 3, true);
+  assert.equal(store.get(key('k')), null, 'a refresh too large to keep leaves no stale answer behind');
+  assert.equal(store.usage().buckets, 0);
+});
+
 test('memory store: bounded by bytes; the oldest unread bucket goes first, a read one survives its turn', () => {
   const store = new MemoryCacheStore(10_000);
   store.add(key('k'), answer('a', 100), 60_000, 2);

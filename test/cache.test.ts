@@ -68,6 +68,9 @@ test('cache key: a number beyond a double (JSON.parse makes 1e400 ±Infinity) is
   assert.notEqual(cacheKey(parts({ body: body(JSON.parse('-1e400')) })), inf);
   assert.notEqual(cacheKey(parts({ body: body(null) })), inf);
   assert.notEqual(cacheKey(parts({ body: body('Infinity') })), inf);
+  assert.notEqual(cacheKey(parts({ body: body('\u0000Infinity') })), inf, 'the string the replacer writes Infinity as, sent by a client');
+  const both = (s: string) => cacheKey(parts({ body: { ...body(JSON.parse('1e400')), s } }));
+  assert.notEqual(both('\u0000Infinity'), cacheKey(parts({ body: { ...body(JSON.parse('1e400')), s: JSON.parse('1e400') } })), 'within a body holding Infinity too');
 });
 
 test('cache key: a dotted path with * leaves nested members out (Codex sends new item ids each run); the body is not changed', () => {
@@ -124,6 +127,7 @@ test('cache headers: values and the 400s naming the header', () => {
   assert.deepEqual(directives('private, must-revalidate'), { ttlMs: 5000, lookup: true, write: 'add' }, 'other directives are ignored');
   // node:http joins a repeated header with ", ": the same value twice is that value.
   assert.equal(cacheEnabled('true, true'), true);
+  assert.equal(cacheEnabled('True, true'), true, 'the same value in another case');
   assert.equal(cacheOptions(req({ 'svc-cache-bucket-max-size': '3, 3' }), 5000).bucketMax, 3);
   const rejects = (h: Record<string, string>, name: RegExp) =>
     assert.throws(

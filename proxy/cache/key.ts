@@ -11,11 +11,14 @@ import { configure } from 'safe-stable-stringify';
 const canonical = configure({ deterministic: true, strict: true, circularValue: Error });
 
 /**
- * A number too large for a double (`1e400` is legal JSON; JSON.parse makes it ±Infinity) as a
- * string no JSON text holds, so it keys apart from `null` and from any string a client can send.
+ * The replacer of a body holding a number too large for a double (`1e400` is legal JSON; JSON.parse
+ * makes it ±Infinity): such a number becomes the string `\u0000Infinity` (or `\u0000-Infinity`),
+ * and a string the client sent that starts with U+0000 gets a second one, so that within such
+ * bodies the two never meet; {@link cacheKey} marks these texts apart from every other body's.
  */
 function nonFiniteAsText(_key: string, value: unknown): unknown {
-  return typeof value === 'number' && !Number.isFinite(value) ? `\u0000${value}` : value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : `\u0000${value}`;
+  return typeof value === 'string' && value.startsWith('\u0000') ? `\u0000${value}` : value;
 }
 
 /** What a key is made of. */
@@ -74,8 +77,9 @@ export function cacheKey(parts: KeyParts): string {
   try {
     text = canonical(all) as string;
   } catch {
-    // Only a body holding ±Infinity gets here (strict mode refuses it): keyed again, rarely, with the replacer.
-    text = canonical(all, nonFiniteAsText) as string;
+    // Only a body holding ±Infinity gets here (strict mode refuses it): keyed again, rarely, with the
+    // replacer. The leading "!" sets these texts apart from the others, which all start with "[".
+    text = `!${canonical(all, nonFiniteAsText) as string}`;
   }
   // The one-shot hash (Node ≥ 20.12): about a third of createHash's time on a request-sized text.
   return hash('sha256', text, 'hex');

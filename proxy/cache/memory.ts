@@ -59,8 +59,9 @@ export class MemoryCacheStore implements CacheStore {
     const at = this.live(id, key);
     let older: Buffer | null = null;
     let count = 0;
-    // Replacing: the old entry is forgotten below like any other, so only the new answer is held.
-    if (at >= 0 && !replace) {
+    // Replacing: the old entry goes now, kept or not the new answer (it may be too large to keep).
+    if (at >= 0 && replace) this.forget(id, at);
+    else if (at >= 0) {
       count = countAt(this.arena!, at);
       if (count >= bucketMax) return;
       // A copy: making room below may overwrite the old entry, dead once the index forgets it.

@@ -57,7 +57,7 @@ function header(req: IncomingMessage, name: string): string | undefined {
  * @throws {GatewayError} 400 for any other value.
  */
 export function cacheEnabled(value: string | string[]): boolean {
-  const v = single(Array.isArray(value) ? value.join(',') : value, 'Svc-Cache-Enabled').toLowerCase();
+  const v = single((Array.isArray(value) ? value.join(',') : value).toLowerCase(), 'Svc-Cache-Enabled');
   if (v === 'true') return true;
   if (v === 'false') return false;
   throw badRequest(`Svc-Cache-Enabled: expected "true" or "false", got ${JSON.stringify(v.slice(0, 64))}`, 'Svc-Cache-Enabled', 'invalid_header');
