@@ -21,7 +21,8 @@ export function upstreamError(ctx: RequestContext, err: Error): void {
   ctx.phase = 'none';
   ctx.deadlineMs = Infinity;
   if (!ctx.res.headersSent && retryIfAllowed(ctx, 0, null, upstreamErrorCode(err))) return;
-  if (ctx.res.headersSent) return onMidStreamError(ctx);
+  // Headers the gateway sent itself: what they announced says whether an error event still fits.
+  if (ctx.res.headersSent) return onMidStreamError(ctx, String(ctx.res.getHeader('content-type') ?? '').includes('event-stream'));
   if (ctx.res.destroyed) return; // the client went away; finish records it
   const latency = performance.now() - ctx.attemptStartMs;
   ctx.attempts.push({ provider: ctx.provider!, status: 0, latencyMs: latency, error: upstreamErrorCode(err) });
@@ -36,7 +37,7 @@ export function upstreamError(ctx: RequestContext, err: Error): void {
  * The upstream connection failed mid-response: end the stream with an error event, cut a body that
  * is not a stream (`streamed` false), or answer the error if nothing was sent yet.
  */
-export function onMidStreamError(ctx: RequestContext, streamed = true): void {
+export function onMidStreamError(ctx: RequestContext, streamed: boolean): void {
   const res = ctx.res;
   if (ctx.finished || res.writableEnded) return;
   ctx.error = ctx.timedOut ? 'provider timed out mid-response' : 'provider connection lost mid-response';
