@@ -118,10 +118,15 @@ describe('methods on the POST endpoints', () => {
 });
 
 describe('methods on the GET routes and stored responses', () => {
-  test('/health, /metrics and the models take GET only: any other method is a 405 with Allow: GET', async () => {
+  test('/health, /metrics and the models take GET and HEAD (its headers, no body): any other method is a 405 with Allow: GET, HEAD', async () => {
     for (const path of ['/health', '/metrics', '/ai/models', '/v1/models', '/ai/models/openai%2Fgpt-4o-mini', '/v1/models/openai/gpt-4o-mini']) {
-      assert.equal((await send(path, 'GET')).status, 200, `GET ${path}`);
-      for (const method of ['HEAD', 'POST', 'PUT', 'DELETE']) await assertNotAllowed(await send(path, method), method, path, 'GET', 'openai');
+      const get = await send(path, 'GET');
+      assert.equal(get.status, 200, `GET ${path}`);
+      const head = await send(path, 'HEAD');
+      assert.equal(head.status, 200, `HEAD ${path}`);
+      assert.equal(head.headers.get('content-type'), get.headers.get('content-type'), `HEAD ${path}: GET's content type`);
+      assert.equal(await head.text(), '', `HEAD ${path}: no body`);
+      for (const method of ['POST', 'PUT', 'DELETE']) await assertNotAllowed(await send(path, method), method, path, 'GET, HEAD', 'openai');
     }
   });
 

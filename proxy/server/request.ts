@@ -21,7 +21,8 @@ export function handleRequest(gw: GatewayRuntime, req: IncomingMessage, res: Ser
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   // A stored response of the Responses API (GET …/responses/{id}) is a provider call: through the stages.
-  if (req.method === 'GET' && !path.includes(RESPONSES_SEGMENT) && handleGet(gw, path, res)) return;
+  // HEAD is GET without the body (RFC 9110 §9.3.2): node:http drops the body of a HEAD's response.
+  if ((req.method === 'GET' || req.method === 'HEAD') && !path.includes(RESPONSES_SEGMENT) && handleGet(gw, path, res)) return;
   gw.inFlight++;
   const ctx = createContext(gw, req, res, path);
   res.once('close', onResponseClose);

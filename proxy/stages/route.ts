@@ -14,7 +14,7 @@ const ROUTER_PREFIX = '/router/';
 
 // Made once: sendError copies them, never writes them.
 const ALLOW_POST: Readonly<Record<string, string>> = Object.freeze({ allow: 'POST' });
-const ALLOW_GET: Readonly<Record<string, string>> = Object.freeze({ allow: 'GET' });
+const ALLOW_GET: Readonly<Record<string, string>> = Object.freeze({ allow: 'GET, HEAD' });
 
 /** 405 `method_not_allowed` for the request's method on its path, with `Allow` (`allow`: its header). */
 function methodNotAllowed(ctx: RequestContext, allow: Readonly<Record<string, string>>): GatewayError {
