@@ -574,9 +574,10 @@ function fieldConditions(sql: Sql, columns: Record<string, Column>, fields: Reco
  * reader filtering on what the record shows finds it.
  */
 const SHOWN_PROPERTY_COLUMNS: Readonly<Record<string, (sql: Sql) => Fragment>> = {
-  'svc-session-id': (sql) => sql`r.session_id`,
-  'svc-session-path': (sql) => sql`r.session_path`,
-  'svc-session-name': (sql) => sql`r.session_name`,
+  // As shownProperties: the column when it holds a value, else a property the client stored by that name.
+  'svc-session-id': (sql) => sql`coalesce(nullif(r.session_id, ''), r.properties ->> 'svc-session-id')`,
+  'svc-session-path': (sql) => sql`coalesce(nullif(r.session_path, ''), r.properties ->> 'svc-session-path')`,
+  'svc-session-name': (sql) => sql`coalesce(nullif(r.session_name, ''), r.properties ->> 'svc-session-name')`,
 };
 
 /** Conditions on the stored properties (`r.properties ->> name`; an absent property is NULL). */

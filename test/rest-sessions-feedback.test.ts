@@ -32,6 +32,8 @@ before(async () => {
     rec('c1', 'a/b c', 20, {}),
     // No session.
     rec('n1', null, 5),
+    // No session, but a property the client stored under the name a session id is shown by.
+    rec('p1', null, 6, { properties: { 'svc-session-id': 'own-property' } }),
   ]);
   await ingest(env, env.orgB, [logRecord(env.orgB, { sessionId: 'run-1', createdAt: T0, sessionPath: '/other' })]);
 });
@@ -165,6 +167,10 @@ describe('session filters on /v1/request/query', () => {
     assert.deepEqual(byPath.body.data.map((x: any) => x.request_id), [ids.a2]);
     const byName = await query({ properties: { 'svc-session-name': { contains: 'v2' } } });
     assert.deepEqual(byName.body.data.map((x: any) => x.request_id), [ids.a3]);
+    // Without a session, the record shows the client's own property of that name, and so does the filter.
+    assert.equal((await call(env, 'GET', `/v1/request/${ids.p1}`)).body.data.properties['svc-session-id'], 'own-property');
+    const own = await query({ properties: { 'svc-session-id': { equals: 'own-property' } } });
+    assert.deepEqual(own.body.data.map((x: any) => x.request_id), [ids.p1]);
   });
 });
 
