@@ -11,6 +11,8 @@ export interface PagedList<T> {
   loading: boolean;
   /** True once a page came back shorter than asked: nothing more to load. */
   done: boolean;
+  /** A page failed (shown in the error banner): the list is not known to be empty. */
+  failed: boolean;
   loadMore: () => void;
 }
 
@@ -26,6 +28,7 @@ export function usePagedList<T>(load: (offset: number, limit: number) => Promise
   // Loading from the start: the first page is asked for at once, and no empty state may flash first.
   const [loading, setLoading] = useState(true);
   const [done, setDone] = useState(false);
+  const [failed, setFailed] = useState(false);
   // The generation drops answers of a listing no longer shown; `load` is the latest render's, so
   // a page asked for after the inputs changed reads the new ones.
   const state = useRef({ gen: 0, rows: [] as T[], ids: new Set<string>(), paging: false, done: false });
@@ -51,6 +54,7 @@ export function usePagedList<T>(load: (offset: number, limit: number) => Promise
         if (gen !== state.current.gen) return;
         s.done = true; // A failing query is not retried by every "Load more".
         setDone(true);
+        setFailed(true);
         reportError(err);
       } finally {
         s.paging = false;
@@ -67,10 +71,15 @@ export function usePagedList<T>(load: (offset: number, limit: number) => Promise
     state.current = { gen, rows: [], ids: new Set(), paging: false, done: false };
     setRows([]);
     setDone(false);
+    setFailed(false);
     void loadPage(gen);
+    // Unmounted or inputs changed: a page still on its way belongs to no list shown (no banner, no state).
+    return () => {
+      if (state.current.gen === gen) state.current.gen = gen + 1;
+    };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, loadPage]);
 
   const loadMore = useCallback(() => void loadPage(state.current.gen), [loadPage]);
-  return { rows, loading, done, loadMore };
+  return { rows, loading, done, failed, loadMore };
 }

@@ -128,7 +128,7 @@ export function RequestSummary({ request: r, inputs, onRated }: { request: SvcRe
         ]}
       />
       <CacheFacts request={r} />
-      <FeedbackControl key={r.request_id} request={r} onRated={onRated} />
+      <FeedbackControl key={`${r.request_id} ${r.feedback_created_at ?? ''}`} request={r} onRated={onRated} />
       <Attempts attempts={attemptsOf(p)} />
       {tokenLimit.length > 0 && (
         <section>

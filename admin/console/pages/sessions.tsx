@@ -107,7 +107,7 @@ export function SessionsPage({ openId }: { openId: string | null }) {
             ))}
           </tbody>
         </table>
-        {list.rows.length === 0 && !list.loading && (
+        {list.rows.length === 0 && !list.loading && !list.failed && (
           <p className="muted pad" data-testid="sessions-empty">
             No sessions in this time range. Requests sent with a <code>Svc-Session-Id</code> header (or from Claude Code or Codex) are grouped here.
           </p>
