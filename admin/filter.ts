@@ -211,7 +211,8 @@ const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})
 
 /**
  * Parses an ISO-8601 date (`2024-05-01`) or date-time (`2024-05-01T10:00:00.123+02:00`; no offset
- * means UTC) into the canonical text PostgreSQL reads as `timestamptz`.
+ * means UTC; an offset at most ±15:59, as PostgreSQL takes) into the canonical text PostgreSQL reads
+ * as `timestamptz`.
  * @returns the canonical text, or null when the text is not a valid ISO-8601 date or date-time.
  */
 export function parseIsoTimestamp(text: string): string | null {
@@ -228,7 +229,8 @@ export function parseIsoTimestamp(text: string): string | null {
   let offset = '+00:00';
   if (off && off !== 'Z' && off !== 'z') {
     const om = /^([+-])(\d{2}):?(\d{2})?$/.exec(off);
-    if (!om || Number(om[2]) > 23 || Number(om[3] ?? '0') > 59) return null;
+    // PostgreSQL takes offsets up to ±15:59 (time zone displacement out of range beyond); real ones stop at ±14:00.
+    if (!om || Number(om[2]) > 15 || Number(om[3] ?? '0') > 59) return null;
     offset = `${om[1]}${om[2]}:${om[3] ?? '00'}`;
   }
   const fraction = frac ? `.${frac.slice(0, 6)}` : '';

@@ -66,6 +66,15 @@ function unroutedMessage(ctx: Context): string | null {
 }
 
 /**
+ * PostgreSQL errors (SQLSTATE, https://www.postgresql.org/docs/15/errcodes-appendix.html) that only a
+ * value sent by the caller causes here: invalid_text_representation (22P02), invalid_datetime_format
+ * (22007), datetime_field_overflow (22008), invalid_time_zone_displacement_value (22009),
+ * character_not_in_repertoire (22021, e.g. U+0000 in text), numeric_value_out_of_range (22003).
+ * A 400 naming PostgreSQL's complaint, not a 500.
+ */
+const CALLER_VALUE_ERRORS: ReadonlySet<string> = new Set(['22P02', '22007', '22008', '22009', '22021', '22003']);
+
+/**
  * Koa middleware answering every thrown error with the envelope `{"data": null, "error": "..."}`:
  * HttpError → its status; body-parser errors → 400/413; database unreachable → 503; anything else → 500
  * (logged). Unknown routes → 404; a method the route has not → 405 (its `Allow` header kept); a method
@@ -95,8 +104,8 @@ export function errorEnvelope(logger: { error(obj: object, msg?: string): void }
       } else if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
         status = e.status;
         message = e.message ?? 'bad request';
-      } else if ((err as { code?: string }).code === '22P02' || (err as { code?: string }).code === '22007') {
-        // invalid_text_representation / invalid_datetime_format: a malformed id or date from the caller.
+      } else if (CALLER_VALUE_ERRORS.has((err as { code?: string }).code ?? '')) {
+        // A value from the caller PostgreSQL refused that no check before it caught: the caller's mistake.
         status = 400;
         message = `invalid value: ${(err as Error).message}`;
       } else {

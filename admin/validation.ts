@@ -51,13 +51,25 @@ export function findNul(value: unknown): JsonPath | null {
 }
 
 /**
+ * Path of the first number in a JSON value that is not finite, or null: JSON.parse reads a number
+ * too large for a double (`1e400`) as ±Infinity, which JSON cannot write back (JSON.stringify makes
+ * it `null`; postgres.js stores "Infinity" where a number was).
+ */
+export function findNonFinite(value: unknown): JsonPath | null {
+  return findInJson(value, (v) => typeof v === 'number' && !Number.isFinite(v));
+}
+
+/**
  * {@link readBody} (size limit 413, malformed JSON 400, superstruct validation 400 naming the field),
- * plus a 400 when any string in the body holds U+0000, which neither text nor jsonb columns accept.
+ * plus a 400 naming the member when any string in the body holds U+0000, which neither text nor
+ * jsonb columns accept, or any number is too large for a double ({@link findNonFinite}).
  */
 export async function readSafeBody<T>(ctx: Context, schema: Struct<T, any>, limitBytes: number): Promise<T> {
   const body = await readBody(ctx, schema, limitBytes);
   const nul = findNul(body);
   if (nul) throw new HttpError(400, `invalid body: ${nul.join('.') || '(root)'}: must not contain the character U+0000`);
+  const huge = findNonFinite(body);
+  if (huge) throw new HttpError(400, `invalid body: ${huge.join('.') || '(root)'}: a number too large for a double (at most ±1.7976931348623157e308)`);
   return body;
 }
 

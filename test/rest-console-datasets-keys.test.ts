@@ -114,6 +114,8 @@ describe('API keys: the revoked state', () => {
 
   test('includeRevoked: anything but true or false is a 400 naming it; other organizations\' keys never show', async () => {
     assertError(await call(env, 'GET', '/v1/api-keys?includeRevoked=yes'), 400, /includeRevoked: expected true or false/);
+    // A name holding U+0000 was a 500 (PostgreSQL's text refuses it); now a 400 naming it.
+    assertError(await call(env, 'POST', '/v1/api-keys', { name: 'a\u0000b' }), 400, /^invalid body: name: must not contain the character U\+0000$/);
     assertError(await call(env, 'GET', '/v1/api-keys?includeRevoked=true&includeRevoked=true'), 400, /includeRevoked/);
     const b = await call(env, 'GET', '/v1/api-keys?includeRevoked=true', undefined, env.keyB);
     assert.deepEqual(b.body.data.map((k: { name: string }) => k.name), ['b']);

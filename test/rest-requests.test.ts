@@ -104,6 +104,11 @@ describe('POST /v1/request/query', () => {
     assertError(await query('{"filter": "all",'), 400, /malformed JSON/);
     assertError(await query({ filter: 'all' }, null), 401);
     assertError(await query({ filter: 'all' }, 'sk-svc-nope'), 401);
+    // Offsets PostgreSQL refuses (beyond ±15:59) were a 500 (time zone displacement out of range).
+    for (const offset of ['+16:00', '+23:59', '-16:00']) {
+      assertError(await query({ filter: { request: { created_at: { gt: `2025-01-01T00:00:00${offset}` } } } }), 400, /created_at/);
+    }
+    assert.equal((await query({ filter: { request: { created_at: { gt: '2025-01-01T00:00:00+15:59' } } } })).status, 200);
   });
 
   test('a body over the configured limit is 413', async () => {
@@ -154,6 +159,10 @@ describe('POST /v1/evals/{requestId}', () => {
     assertError(await call(env, 'POST', `/v1/evals/${ids[0]}`, { score: 1, name: '' }), 400, /name/);
     assertError(await call(env, 'POST', `/v1/evals/${ids[0]}`, { score: 1, name: 'x'.repeat(300) }), 400, /name/);
     assertError(await call(env, 'POST', `/v1/evals/${ids[0]}`, { score: 1, name: 'x' }, null), 401);
+    // 1e400 is legal JSON that JSON.parse reads as Infinity: stored, it came back as the string "Infinity".
+    assertError(await call(env, 'POST', `/v1/evals/${ids[0]}`, '{"score":1e400,"name":"inf"}'), 400, /^invalid body: score: a number too large for a double/);
+    assertError(await call(env, 'POST', `/v1/evals/${ids[0]}`, '{"score":-1e400,"name":"inf"}'), 400, /score/);
+    assert.deepEqual(Object.keys((await call(env, 'GET', `/v1/request/${ids[0]}`)).body.data.scores ?? {}).filter((k) => k === 'inf'), []);
     const [{ count }] = await env.db.sql<{ count: number }[]>`select count(*)::int as count from request_score where organization_id = ${env.orgB}`;
     assert.equal(count, 0);
   });

@@ -10,7 +10,7 @@
 import type Router from '@koa/router';
 import type { Sql } from '../../db.ts';
 import { auth, HttpError, ok } from '../../http.ts';
-import { readBody, uuidParam } from '../../validation.ts';
+import { readSafeBody, uuidParam } from '../../validation.ts';
 import { CreateKeyBody } from './schema.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from './store.ts';
 
@@ -27,7 +27,7 @@ function includeRevoked(value: string | string[] | undefined): boolean {
 /** Registers `/v1/api-keys` routes. `maxBodyBytes` bounds request bodies. */
 export function apiKeyRoutes(router: Router, sql: Sql, maxBodyBytes: number): void {
   router.post('/v1/api-keys', async (ctx) => {
-    const body = await readBody(ctx, CreateKeyBody, maxBodyBytes);
+    const body = await readSafeBody(ctx, CreateKeyBody, maxBodyBytes);
     const created = await createApiKey(sql, auth(ctx).organizationId, body.name);
     ok(ctx, created);
   });
