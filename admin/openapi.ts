@@ -40,6 +40,7 @@ const epochMs: Schema = { type: 'integer', minimum: 0, maximum: 253_402_300_799_
 
 /** Component schemas copied from the reference (the operator objects reject unknown operators). */
 const REFERENCE_SCHEMAS: Record<string, Schema> = {
+  "PromptInputRecord": {"properties": {"id": {"type": "string"}, "inputs": {"$ref": "#/components/schemas/Record_string.string_"}, "dataset_row_id": {"type": "string"}, "source_request": {"type": "string"}, "prompt_version": {"type": "string"}, "created_at": {"type": "string"}, "response_body": {"type": "string"}, "request_body": {"type": "string"}, "auto_prompt_inputs": {"items": {}, "type": "array"}}, "required": ["id", "inputs", "source_request", "prompt_version", "created_at", "auto_prompt_inputs"], "type": "object", "additionalProperties": false},
   "CreatePromptResponse": {"properties": {"id": {"type": "string"}, "prompt_version_id": {"type": "string"}}, "required": ["id", "prompt_version_id"], "type": "object", "additionalProperties": false},
   "DatasetMetadata": {"properties": {"promptVersionId": {"type": "string"}, "inputRecordsIds": {"items": {"type": "string"}, "type": "array"}}, "type": "object", "additionalProperties": false},
   "DatasetResult": {"properties": {"id": {"type": "string"}, "name": {"type": "string"}, "created_at": {"type": "string"}, "meta": {"$ref": "#/components/schemas/DatasetMetadata"}}, "required": ["id", "name", "created_at"], "type": "object", "additionalProperties": false},
@@ -612,6 +613,17 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
       ok: envelope(ref('Dashboard')),
     },
   },
+  '/v1/request/{requestId}/score': {
+    post: {
+      id: 'AddScores',
+      tag: 'Request',
+      summary:
+        'Stores several named scores on a request at once (a name already scored is replaced); a boolean score is stored as 1 (true) or 0 (false). 1 to 100 names of 1–256 characters. 404 for an unknown request or another organization\'s.',
+      params: ['requestId'],
+      body: obj({ scores: { type: 'object', additionalProperties: { oneOf: [num, { type: 'boolean' }] }, minProperties: 1, maxProperties: 100 } }, ['scores'], false),
+      ok: envelope(nullValue),
+    },
+  },
   '/v1/evals/{requestId}': {
     post: {
       id: 'AddEval',
@@ -757,6 +769,17 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
       summary: 'Datasets of the organization, newest first; with promptVersionId, those holding a request made with that version.',
       body: obj({ promptVersionId: str }, []),
       ok: envelope(arrayOf(ref('DatasetResult'))),
+    },
+  },
+  '/v1/experiment/dataset/{datasetId}/inputs/query': {
+    post: {
+      id: 'GetDataset',
+      tag: 'Dataset',
+      summary:
+        "A dataset's rows in order (offset/limit as GetDatasetRows; the body may be empty) as PromptInputRecord: the prompt inputs and version each row's request was made with ({} and \"\" without a managed prompt); id, source_request and dataset_row_id are the request's id; auto_prompt_inputs is always [] (none are kept).",
+      params: ['datasetId'],
+      body: obj({ offset: { type: 'integer', minimum: 0, maximum: 1_000_000_000 }, limit: { type: 'integer', minimum: 1, maximum: 10_000 } }, [], false),
+      ok: envelope(arrayOf(ref('PromptInputRecord'))),
     },
   },
   '/v1/experiment/dataset/{datasetId}/query': {

@@ -168,6 +168,35 @@ describe('POST /v1/evals/{requestId}', () => {
   });
 });
 
+describe('POST /v1/request/{requestId}/score (the reference\'s AddScores)', () => {
+  const score = (id: string, body: unknown, key?: string | null) => call(env, 'POST', `/v1/request/${id}/score`, body, key);
+
+  test('stores several scores at once, booleans as 1 and 0, replacing a name already scored', async () => {
+    const r = await score(ids[2]!, { scores: { quality: 0.25, correct: true, toxic: false } });
+    assertDocumented('POST', '/v1/request/{requestId}/score', r, 'Result_null.string_');
+    assert.deepEqual(r.body, { data: null, error: null });
+    assert.deepEqual((await score(ids[2]!, { scores: { quality: 0.5 } })).status, 200);
+    const rec = (await call(env, 'GET', `/v1/request/${ids[2]}`)).body.data;
+    assert.deepEqual(rec.scores, { quality: 0.5, correct: 1, toxic: 0 });
+  });
+
+  test('404 for an unknown, malformed or foreign request (nothing stored); 400 naming what is wrong; 401', async () => {
+    assertError(await score(randomUUID(), { scores: { a: 1 } }), 404, /not found/);
+    assertError(await score('not-a-uuid', { scores: { a: 1 } }), 404);
+    assertError(await score(ids[2]!, { scores: { foreign: 1 } }, env.keyB), 404);
+    assert.equal((await call(env, 'GET', `/v1/request/${ids[2]}`)).body.data.scores.foreign, undefined);
+    assertError(await score(ids[2]!, {}), 400, /scores: required/);
+    assertError(await score(ids[2]!, { scores: {} }), 400, /scores: expected 1 to 100 named scores, got 0/);
+    assertError(await score(ids[2]!, { scores: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`s${i}`, i])) }), 400, /got 101/);
+    assertError(await score(ids[2]!, { scores: { a: '1' } }), 400, /scores\.a/);
+    assertError(await score(ids[2]!, { scores: { a: null } }), 400, /scores\.a/);
+    assertError(await score(ids[2]!, '{"scores":{"a":1e400}}'), 400, /scores\.a: a number too large/);
+    assertError(await score(ids[2]!, { scores: { ['x'.repeat(257)]: 1 } }), 400, /scores/);
+    assertError(await score(ids[2]!, { scores: { a: 1 }, extra: 1 }), 400, /extra: unknown key/);
+    assertError(await score(ids[2]!, { scores: { a: 1 } }, null), 401);
+  });
+});
+
 describe('datasets', () => {
   test('random dataset of the matching requests; its rows; the dataset list', async () => {
     const r = await call(env, 'POST', '/v1/experiment/dataset/random', { datasetName: 'u1-or-u3', filter: { left: { request: { user_id: { equals: 'u1' } } }, operator: 'or', right: { request: { user_id: { equals: 'u3' } } } } });
@@ -191,6 +220,22 @@ describe('datasets', () => {
     assert.deepEqual(byVersion.body.data.map((d: { id: string }) => d.id), [datasetId]);
     assert.deepEqual((await call(env, 'POST', '/v1/experiment/dataset/query', { promptVersionId: 'zzz' })).body.data, []);
     assert.deepEqual((await call(env, 'POST', '/v1/experiment/dataset/query', {}, env.keyB)).body.data, [], "org B sees none of A's datasets");
+
+    // The reference's GetDataset: the rows as PromptInputRecord, with each request's prompt inputs.
+    const inputs = await call(env, 'POST', `/v1/experiment/dataset/${datasetId}/inputs/query`, {});
+    assertDocumented('POST', '/v1/experiment/dataset/{datasetId}/inputs/query', inputs, 'Result_PromptInputRecord-Array.string_');
+    const byRequest = new Map(inputs.body.data.map((x: Record<string, any>) => [x.source_request, x]));
+    assert.deepEqual([...byRequest.keys()].sort(), [ids[0], ids[2]].sort());
+    const prompted = byRequest.get(ids[2]) as Record<string, any>;
+    assert.deepEqual(prompted.inputs, { name: 'Ada', n: '3' }, 'inputs as text');
+    assert.equal(prompted.prompt_version, versionId);
+    assert.equal(JSON.parse(prompted.request_body).messages.length, 2);
+    const plain = byRequest.get(ids[0]) as Record<string, any>;
+    assert.deepEqual([plain.inputs, plain.prompt_version, plain.auto_prompt_inputs], [{}, '', []]);
+    assert.equal((await call(env, 'POST', `/v1/experiment/dataset/${datasetId}/inputs/query`, { offset: 1, limit: 1 })).body.data.length, 1);
+    assertError(await call(env, 'POST', `/v1/experiment/dataset/${datasetId}/inputs/query`, {}, env.keyB), 404);
+    assertError(await call(env, 'POST', `/v1/experiment/dataset/${randomUUID()}/inputs/query`, {}), 404);
+    assertError(await call(env, 'POST', `/v1/experiment/dataset/${datasetId}/inputs/query`, { limit: 0 }), 400, /limit/);
   });
 
   test('offset and limit of the random sample; no match gives an empty dataset', async () => {

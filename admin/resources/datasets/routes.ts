@@ -12,13 +12,37 @@
  *   newest first; with `promptVersionId`, the datasets holding a request made with that version.
  * - `POST /v1/experiment/dataset/{datasetId}/query` {offset?, limit?} → the dataset's rows in order:
  *   `{request_id, position, created_at, request_body, response_body}` (`created_at`: the request's).
+ * - `POST /v1/experiment/dataset/{datasetId}/inputs/query` {offset?, limit?} (the reference's
+ *   GetDataset) → PromptInputRecord[]: each row's managed-prompt inputs (see {@link toInputRecord}).
  */
 import type Router from '@koa/router';
 import type { Sql } from '../../db.ts';
 import { auth, HttpError, ok } from '../../http.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
 import { DatasetRowsBody, ListDatasetsBody, NewestDatasetBody, RandomDatasetBody } from './schema.ts';
-import { createNewestDataset, createRandomDataset, datasetRows, listDatasets } from './store.ts';
+import { createNewestDataset, createRandomDataset, datasetInputs, datasetRows, listDatasets, type DatasetInputRow } from './store.ts';
+
+/**
+ * A dataset row as the reference's PromptInputRecord: `id`, `source_request` and `dataset_row_id`
+ * are the request's id (a row is its request within the dataset), `inputs` the prompt inputs it was
+ * made with, each value as text (`{}` and `prompt_version` "" without a managed prompt), `created_at`
+ * when the row joined the dataset, the bodies as JSON text, and `auto_prompt_inputs` [] (none kept).
+ */
+function toInputRecord(r: DatasetInputRow): Record<string, unknown> {
+  const inputs: Record<string, string> = {};
+  for (const [name, v] of Object.entries(r.prompt_inputs ?? {})) inputs[name] = typeof v === 'string' ? v : JSON.stringify(v);
+  return {
+    id: r.request_id,
+    inputs,
+    dataset_row_id: r.request_id,
+    source_request: r.request_id,
+    prompt_version: r.prompt_version_id ?? '',
+    created_at: r.created_at.toISOString(),
+    request_body: JSON.stringify(r.request_body ?? null),
+    response_body: JSON.stringify(r.response_body ?? null),
+    auto_prompt_inputs: [],
+  };
+}
 
 /** Registers the dataset routes. `maxBodyBytes` bounds request bodies. */
 export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): void {
@@ -37,6 +61,14 @@ export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): v
     const body = await readSafeBody(ctx, ListDatasetsBody, maxBodyBytes);
     const rows = await listDatasets(sql, auth(ctx).organizationId, body.promptVersionId);
     ok(ctx, rows.map((r) => ({ id: r.id, name: r.name, created_at: r.created_at.toISOString() })));
+  });
+
+  router.post('/v1/experiment/dataset/:datasetId/inputs/query', async (ctx) => {
+    const id = uuidParam(ctx, 'datasetId', 'dataset');
+    const body = await readSafeBody(ctx, DatasetRowsBody, maxBodyBytes);
+    const rows = await datasetInputs(sql, auth(ctx).organizationId, id, body);
+    if (!rows) throw new HttpError(404, `dataset ${id} not found`);
+    ok(ctx, rows.map(toInputRecord));
   });
 
   router.post('/v1/experiment/dataset/:datasetId/query', async (ctx) => {
