@@ -11,6 +11,15 @@
  * Peak EWMA: on each observed latency `rtt` (ms) at time `now` (ms): when `rtt` exceeds the current
  * estimate the estimate jumps to it (the peak); otherwise it decays toward it with weight
  * w = exp(−Δt/τ), estimate = estimate·w + rtt·(1 − w). τ (decay time) defaults to 10 s.
+ *
+ * Failures ({@link LatencyBalancer.fail}): a failed attempt is observed as a penalty, never as its
+ * own (often short) time — a provider answering 500 at once would otherwise look like the fastest and
+ * draw every request until health ejection. The penalty follows ServiceTalk's peak-EWMA tracker
+ * (Apple, `io.servicetalk.loadbalancer.DefaultRequestTracker`, `DEFAULT_ERROR_PENALTY = 10`: an error
+ * is observed as max(estimate, latency) × 10); the same fault in EWMA balancers is described in
+ * kubernetes/ingress-nginx#9882 and #5540 (fast failures skew traffic to the failing backend).
+ * Finagle and linkerd2's tower PeakEwma time failures like successes and leave them to failure
+ * accrual; the router's health does that here too, but only after `health.min-requests`.
  */
 
 /** Per-provider state of the latency balancer. */
@@ -34,6 +43,14 @@ export interface LatencyBalancerOptions {
   /** Monotonic clock (ms); injectable for tests. */
   now?: () => number;
 }
+
+/**
+ * How many times its estimate a failed attempt counts (see the file's comment: ServiceTalk's
+ * `DEFAULT_ERROR_PENALTY`). With the default estimate of 100 ms a first failure observes 1,000 ms,
+ * which decays below a healthy 150 ms provider's estimate after about 29 s (τ = 10 s): the failing
+ * provider is probed again about as often as the router's health cool-down (30 s) would.
+ */
+export const FAILURE_PENALTY = 10;
 
 /** Peak-EWMA + power-of-two-choices balancer over a fixed list of candidates (provider names). */
 export class LatencyBalancer<K extends string = string> {
@@ -99,7 +116,31 @@ export class LatencyBalancer<K extends string = string> {
     const s = this.stats.get(candidate);
     if (!s) return;
     if (s.inFlight > 0) s.inFlight--;
-    if (rttMs === null) return;
+    if (rttMs !== null) this.observe(s, rttMs);
+  }
+
+  /**
+   * Records a failed request (connection error, timeout, 429, 5xx): in-flight − 1 and the peak-EWMA
+   * update with the penalty max(current estimate, elapsedMs) × {@link FAILURE_PENALTY}, capped at
+   * `capMs` but never below the current estimate: a failure never makes a provider look faster.
+   * The current estimate is the decayed one the choice uses ({@link score} without the load), so a
+   * provider probed again once its penalty decayed is penalised from there, not from the old peak.
+   * @param elapsedMs time from sending to the failure (ms).
+   * @param capMs the largest penalty (ms); the router passes the upstream timeout, the longest a
+   *   provider may hold a request anyway, so a burst of failures does not push it out for minutes.
+   */
+  fail(candidate: K, elapsedMs: number, capMs = Infinity): void {
+    const s = this.stats.get(candidate);
+    if (!s) return;
+    if (s.inFlight > 0) s.inFlight--;
+    const current = this.decayed(s);
+    let penalty = (current > elapsedMs ? current : elapsedMs) * FAILURE_PENALTY;
+    if (penalty > capMs) penalty = capMs > current ? capMs : current;
+    this.observe(s, penalty);
+  }
+
+  /** The peak-EWMA update of `s` with one observation (ms). */
+  private observe(s: LatencyStats, rttMs: number): void {
     const now = this.now();
     if (rttMs > s.ewmaMs) {
       s.ewmaMs = rttMs;

@@ -7,7 +7,7 @@ import { GatewayError } from '../errors.ts';
 import { observesChunks, responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { fail } from '../pipeline/fail.ts';
-import { finishBalancer } from './balancer.ts';
+import { failBalancer } from './balancer.ts';
 import { retryIfAllowed } from './retry.ts';
 
 /** What an upstream error is logged and answered as: its code (`ECONNREFUSED`, `UND_ERR_SOCKET`) or else its message. */
@@ -26,7 +26,8 @@ export function upstreamError(ctx: RequestContext, err: Error): void {
   if (ctx.res.destroyed) return; // the client went away; finish records it
   const latency = performance.now() - ctx.attemptStartMs;
   ctx.attempts.push({ provider: ctx.provider!, status: 0, latencyMs: latency, error: upstreamErrorCode(err) });
-  finishBalancer(ctx, ctx.timedOut ? latency : null);
+  // As on the retry path: a timeout and a connection error are both the provider's failure.
+  failBalancer(ctx, latency);
   const timeoutMs = ctx.gw.config.server.upstreamTimeoutMs;
   fail(ctx, ctx.timedOut
     ? new GatewayError(504, `provider ${ctx.provider} did not answer within ${timeoutMs} ms`, 'server_error', 'upstream_timeout')

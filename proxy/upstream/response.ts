@@ -6,7 +6,7 @@
  */
 import { responseStarted } from '../observers/dispatch.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import { finishBalancer } from './balancer.ts';
+import { settleBalancer } from './balancer.ts';
 import { headerNameToString, parseHeaders } from '../upstream-agent.ts';
 import type { UpstreamExchange } from './exchange.ts';
 import { answerMappedBody, answerMappedError, answerMappedStream } from './mapped.ts';
@@ -61,7 +61,8 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   ctx.status = status;
   const attemptMs = ctx.responseAtMs - ctx.attemptStartMs;
   ctx.attempts.push({ provider: ctx.provider!, status, latencyMs: attemptMs });
-  finishBalancer(ctx, attemptMs);
+  // A 5xx or 429 answered at once is not a fast provider: it takes a penalty (./balancer.ts).
+  settleBalancer(ctx, status, attemptMs);
   const binding = ctx.binding!;
   const ok = status >= 200 && status < 300;
   // A binding whose translator never streams reads even a stream-typed answer as one body.

@@ -7,7 +7,7 @@
 import { isRetryable } from '../router.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { run } from '../pipeline/pipeline.ts';
-import { finishBalancer } from './balancer.ts';
+import { failBalancer } from './balancer.ts';
 
 /**
  * Records the attempt's outcome in the router's health and schedules a retry when the policy allows.
@@ -25,7 +25,8 @@ export function retryIfAllowed(ctx: RequestContext, status: number, retryAfterMs
   const delay = router.retryDelayMs(ctx.attemptCount);
   if (delay === null) return false;
   ctx.attempts.push({ provider: ctx.provider!, status, latencyMs: latency, error });
-  finishBalancer(ctx, status === 0 ? null : latency);
+  // Every retryable outcome (timeout and connection error included) is the provider's failure.
+  failBalancer(ctx, latency);
   ctx.gw.metrics?.requests.inc({ route: 'router:retry', provider: ctx.provider!, status: String(status) });
   ctx.phase = 'none';
   ctx.deadlineMs = Infinity;
