@@ -1,8 +1,9 @@
-/** Stage rate-limit: GCRA over the in-memory store admits, then denies with the rate-limit headers. */
+/** Stage rate-limit: GCRA over the in-memory store admits, then denies with the rate-limit headers; a blank user id is no user. */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { buildConfig } from '../shared/config.ts';
 import { GatewayError } from '../proxy/errors.ts';
+import { logHeaders, userIdOf } from '../proxy/pipeline/headers.ts';
 import { createRateLimiter } from '../proxy/ratelimit/index.ts';
 import { rateLimit } from '../proxy/stages/rate-limit.ts';
 import { closeRuntime, fakeControlPlane, makeContext, makeRuntime } from './support/stage-context.ts';
@@ -40,4 +41,20 @@ test('the in-memory store decides synchronously: two admitted with their headers
   const other = makeContext(gw, { headers: { 'Svc-User-Id': 'user-b' } });
   rateLimit(other);
   assert.ok(other.rateLimitHeaders);
+});
+
+test('an empty or blank Svc-User-Id is no user: no shared per-user bucket, no user in the log', () => {
+  // Node strips spaces and tabs, so "   " arrives as ""; U+00A0 (obs-text) is left and is blank too.
+  for (const value of ['', '\u00a0', '\u00a0\u00a0']) {
+    for (let i = 0; i < 3; i++) {
+      const ctx = makeContext(gw, { headers: { 'Svc-User-Id': value } });
+      rateLimit(ctx);
+      assert.deepEqual(ctx.rateLimitHeaders, {}, `${JSON.stringify(value)} request ${i + 1}: no bucket applied`);
+    }
+    assert.equal(logHeaders(makeContext(gw, { headers: { 'Svc-User-Id': value } }).req).userId, null, JSON.stringify(value));
+  }
+  // A real id is kept as sent, by both.
+  assert.equal(logHeaders(makeContext(gw, { headers: { 'Svc-User-Id': '\u00a0user-c' } }).req).userId, '\u00a0user-c');
+  assert.equal(userIdOf('user-c'), 'user-c');
+  assert.equal(userIdOf(null), null);
 });

@@ -15,6 +15,21 @@ export function header(req: IncomingMessage, name: string): string | null {
   return typeof v === 'string' ? v : Array.isArray(v) ? (v[0] ?? null) : null;
 }
 
+/**
+ * A `Svc-User-Id` value as the gateway keys and logs it: null (no user) when the header is absent,
+ * empty or only whitespace, so `Svc-User-Id: ""` is no user at all rather than one user shared by every
+ * such caller (one per-user rate-limit bucket, one `user_id` in the log). Node already strips spaces
+ * and tabs around a value; other whitespace (U+00A0 as obs-text) may remain and is checked too.
+ * @param v the header's value as read, or null.
+ */
+export function userIdOf(v: string | null): string | null {
+  if (v === null || v.length === 0) return null;
+  // The usual id starts with a visible ASCII character: one comparison, no trim.
+  const c = v.charCodeAt(0);
+  if (c > 0x20 && c < 0x7f) return v;
+  return v.trim() === '' ? null : v;
+}
+
 /** The first value of a header (`name` lower-case) as the client sent it, from `rawHeaders`; null when absent. */
 export function clientHeader(req: IncomingMessage, name: string): string | null {
   const raw = req.rawHeaders;
@@ -26,7 +41,7 @@ export function clientHeader(req: IncomingMessage, name: string): string | null 
 export interface LogHeaders {
   /** `Svc-Model-Override` as sent, or null. */
   modelOverride: string | null;
-  /** `Svc-User-Id` as sent, or null. */
+  /** `Svc-User-Id` as sent, or null when absent, empty or only whitespace ({@link userIdOf}). */
   userId: string | null;
   /**
    * The `Svc-Property-<Name>` headers as `{name: value}`: names lower-cased, repeated headers
@@ -68,6 +83,7 @@ export function logHeaders(req: IncomingMessage): LogHeaders {
     else if (k === 'session-id') dash ??= v;
   }
   out.clientSessionId = claude ?? underscore ?? dash;
+  out.userId = userIdOf(out.userId);
   return out;
 }
 

@@ -3,7 +3,7 @@
  * router's. Synchronous with the in-memory store; a Promise (the pipeline suspends) with Redis.
  */
 import { GatewayError } from '../errors.ts';
-import { header } from '../pipeline/headers.ts';
+import { header, userIdOf } from '../pipeline/headers.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { rateLimitHeaders, type RateLimitDecision } from '../ratelimit/index.ts';
 
@@ -14,7 +14,9 @@ import { rateLimitHeaders, type RateLimitDecision } from '../ratelimit/index.ts'
  *   rejects the Promise of an asynchronous store.
  */
 export function rateLimit(ctx: RequestContext): Promise<void> | void {
-  const decision = ctx.gw.rateLimiter!.check({ apiKeyHash: ctx.keyHash, userId: header(ctx.req, 'svc-user-id'), router: ctx.routerName });
+  // An empty or blank Svc-User-Id is no user (no per-user bucket), as the log record has it.
+  const userId = userIdOf(header(ctx.req, 'svc-user-id'));
+  const decision = ctx.gw.rateLimiter!.check({ apiKeyHash: ctx.keyHash, userId, router: ctx.routerName });
   if (decision instanceof Promise) return decision.then((d) => applyDecision(ctx, d));
   applyDecision(ctx, decision);
 }
