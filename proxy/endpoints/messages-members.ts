@@ -81,10 +81,12 @@ function validateTools(tools: unknown): void {
  * @throws {GatewayError} 400 naming the member.
  */
 export function validateMessagesCommon(b: Json): void {
+  // The refusal comes first: a body naming a managed prompt may leave the model to the prompt, and
+  // "missing model" would send the client looking for the wrong fix.
+  if (b.prompt_id !== undefined) throw badRequest('managed prompts ("prompt_id") are served on chat completions, not on the Messages API', 'prompt_id', 'unsupported_member');
   if (typeof b.model !== 'string' || b.model.length === 0) {
     throw badRequest('missing required member "model" (a string such as "claude-sonnet-4-5", or "<provider>/<model>")', 'model', 'missing_model');
   }
-  if (b.prompt_id !== undefined) throw badRequest('managed prompts ("prompt_id") are served on chat completions, not on the Messages API', 'prompt_id', 'unsupported_member');
   if (!Array.isArray(b.messages)) throw badRequest('missing required member "messages" (an array of messages)', 'messages', 'missing_messages');
   for (let i = 0; i < b.messages.length; i++) validateMessage(b.messages[i], i);
   if (!absent(b.system) && typeof b.system !== 'string') {

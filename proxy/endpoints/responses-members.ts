@@ -83,10 +83,12 @@ function validateTools(tools: unknown): void {
  * @throws {GatewayError} 400 naming the member.
  */
 export function validateResponsesCommon(b: Json): void {
+  // The refusal comes first: a body naming a managed prompt may leave the model to the prompt, and
+  // "missing model" would send the client looking for the wrong fix.
+  if (b.prompt_id !== undefined) throw badRequest('managed prompts ("prompt_id") are served on chat completions, not on the Responses API', 'prompt_id', 'unsupported_member');
   if (typeof b.model !== 'string' || b.model.length === 0) {
     throw badRequest('missing required member "model" (a string such as "gpt-4.1-mini", or "<provider>/<model>")', 'model', 'missing_model');
   }
-  if (b.prompt_id !== undefined) throw badRequest('managed prompts ("prompt_id") are served on chat completions, not on the Responses API', 'prompt_id', 'unsupported_member');
   const input = b.input;
   if (!absent(input) && typeof input !== 'string') {
     if (!Array.isArray(input)) throw wrongType('input', 'a string or an array of input items');
