@@ -143,6 +143,17 @@ export class RouterRuntime {
     return { provider, model: this.mapModel(lb, provider, model), probe };
   }
 
+  /**
+   * Every provider {@link choose} may pick for `model` under `key`, on this attempt or a retry (the
+   * members with credentials, whatever their health), each with the model it would be sent
+   * (model-mappings applied), in config order. Side-effect free (no probe is claimed), for the
+   * token-limit handlers, which run once before the choice.
+   */
+  targets(key: LoadBalanceKey, model: string): Array<{ provider: ProviderName; model: string }> {
+    const pool = this.pools.get(key)!;
+    return pool.usable.map((provider) => ({ provider, model: this.mapModel(pool.config, provider, model) }));
+  }
+
   /** True when `provider` may take requests at `now` (in the pool, or due for its probe). */
   private available(provider: ProviderName, now: number): boolean {
     const h = this.health.get(provider);

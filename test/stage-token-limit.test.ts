@@ -52,7 +52,7 @@ test('within the limit the body stays the client\'s (its bytes can still be forw
   assert.equal(ctx.body, ctx.clientBody);
 });
 
-test('on a router a bare model is measured against the router\'s first provider; the model stays bare', () => {
+test('on a router a bare model is measured against the router\'s members (here one); the model stays bare', () => {
   const ctx = validated({ path: '/router/r/chat/completions', body: tight(200, prose(4000), 'gpt-4o-mini'), headers: { 'Svc-Token-Limit-Exception-Handler': 'truncate' } });
   tokenLimit(ctx);
   assert.equal(ctx.tokenLimit!.allowedInput, 200);

@@ -28,7 +28,7 @@ import {
   warmUpEstimator,
   type EncodingName,
 } from '../shared/token-estimate.ts';
-import { applyTokenLimit, parseTokenLimitHandler, type ModelLimits, type TokenLimitHandler } from '../proxy/tokenlimit/index.ts';
+import { applyTokenLimit, parseTokenLimitHandler, tightestTarget, type ModelLimits, type TokenLimitHandler } from '../proxy/tokenlimit/index.ts';
 import { removableGroups } from '../proxy/tokenlimit/middle-out.ts';
 import { normalizeText } from '../proxy/tokenlimit/slots.ts';
 import { prose, rng } from './support/text.ts';
@@ -612,6 +612,20 @@ describe('fallback', () => {
     const r1 = applyTokenLimit('fallback', one, resolver, opts);
     assert.equal(r1.changed, false);
     assert.equal(r1.body, one);
+  });
+  it('tightestTarget: the known target with the smallest input allowance for the body, else the first', () => {
+    const targets = [
+      { provider: 'groq', model: 'unknown' },
+      { provider: 'anthropic', model: 'claude-sonnet-4-5' },
+      { provider: 'openai', model: 'gpt-4o' },
+      { provider: 'openai', model: 'gpt-4o-mini' },
+    ];
+    const b = body([{ role: 'user', content: 'hi' }]);
+    assert.equal(tightestTarget(b, targets, opts), targets[3], 'gpt-4o-mini: 1000 allowed');
+    assert.equal(tightestTarget({ ...b, max_tokens: 100 }, targets, opts), targets[3], 'gpt-4o 1900, gpt-4o-mini 1100');
+    assert.equal(tightestTarget(b, targets.slice(0, 3), opts), targets[2]);
+    assert.equal(tightestTarget(b, targets.slice(0, 1), opts), targets[0], 'none known: the first');
+    assert.equal(tightestTarget(b, [], opts), null);
   });
   it('an unknown primary is kept (limits unknown)', () => {
     const b = body([{ role: 'user', content: prose(20_000) }], 'openai/mystery,openai/gpt-4o');

@@ -10,7 +10,7 @@ import { isProviderName } from '../../shared/providers.ts';
 import { badRequest } from '../errors.ts';
 import { header } from '../pipeline/headers.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import { applyTokenLimit, parseTokenLimitHandler, TOKEN_LIMIT_HEADER } from '../tokenlimit/index.ts';
+import { applyTokenLimit, parseTokenLimitHandler, tightestTarget, TOKEN_LIMIT_HEADER, type Target } from '../tokenlimit/index.ts';
 
 /**
  * Applies the handler: `ctx.tokenLimit` says what it did, and `ctx.body` becomes the rewritten
@@ -32,7 +32,8 @@ export function tokenLimit(ctx: RequestContext): void {
     );
   }
   const view = support.chatView ? support.chatView(ctx.body!) : null;
-  const result = applyTokenLimit(handler, view ?? ctx.body!, { resolve: (m: string) => resolveTarget(ctx, m) });
+  const chat = view ?? ctx.body!;
+  const result = applyTokenLimit(handler, chat, { resolve: (m: string) => resolveTarget(ctx, m, chat) });
   ctx.tokenLimit = result;
   let body = result.body;
   if (view !== null) {
@@ -42,23 +43,30 @@ export function tokenLimit(ctx: RequestContext): void {
   }
   ctx.body = body;
   if (result.changed || handler === 'fallback') {
-    const model = result.provider && !ctx.routerName ? `${result.provider}/${result.model}` : result.model;
+    // On a router the entry goes back as written: its `<provider>/` prefix pins the provider in
+    // choose-provider, a bare name is balanced and mapped there, as without the header (the bare
+    // model the handler measured, e.g. a mapping's, would be balanced to any member).
+    const model = ctx.router ? result.entry : `${result.provider}/${result.model}`;
     ctx.body = { ...body, model };
   }
 }
 
 /**
  * The provider and model a model name means, for the limits: `<provider>/<model>` on /ai (or a
- * bare name the kind knows the provider of: Messages' `claude-…`); on a router a bare name goes to
- * the router's first provider of the kind's pool.
+ * bare name the kind knows the provider of: Messages' `claude-…`). On a router a `<provider>/`
+ * prefix pins that provider (as choose-provider does); a bare name may go to any member of the
+ * kind's pool, each sent the model the router maps it to (model-mappings), and the handlers run
+ * once before that choice (retries re-enter after them), so the limits are those of the member
+ * and model with the smallest input allowance for `body` (`tightestTarget`): what fits it fits
+ * whichever the router picks. A pool without members gives provider '' (limits unknown).
  * @throws {GatewayError} 400 `missing_provider` for a bare name on /ai.
  */
-export function resolveTarget(ctx: RequestContext, model: string): { provider: string; model: string } {
+export function resolveTarget(ctx: RequestContext, model: string, body: ChatCompletionRequest): Target {
   const slash = model.indexOf('/');
   const prefix = slash > 0 ? model.slice(0, slash) : '';
   if (ctx.router) {
     if (prefix && isProviderName(prefix)) return { provider: prefix, model: model.slice(slash + 1) };
-    return { provider: ctx.router.loadBalance(ctx.kind.loadBalance).providers[0]!.provider, model };
+    return tightestTarget(body, ctx.router.targets(ctx.kind.loadBalance, model)) ?? { provider: '', model };
   }
   if (!prefix) {
     const provider = ctx.kind.providerOfBareModel?.(model) ?? null;

@@ -22,7 +22,8 @@ import { middleOut } from './middle-out.ts';
 import { truncate } from './truncate.ts';
 
 export { estimateChatTokens, warmUpEstimator, countTokens, tokenizerBackendName, COUNTING_SOURCE } from '../../shared/token-estimate.ts';
-export type { TokenLimitOptions, ModelLimits } from './limits.ts';
+export { tightestTarget } from './limits.ts';
+export type { TokenLimitOptions, ModelLimits, Target } from './limits.ts';
 export type { ModelResolver } from './fallback.ts';
 
 /** The handlers `Svc-Token-Limit-Exception-Handler` may name. */
@@ -61,6 +62,12 @@ export interface TokenLimitResult {
   provider: string;
   /** Model to send, bare (as `resolve` returned it). */
   model: string;
+  /**
+   * The model string chosen, as the client wrote it (trimmed): `fallback`'s chosen entry, else the
+   * model string. On a router this is what goes back into the body, so that a `<provider>/` prefix
+   * still pins the provider and a bare name is still balanced (and mapped) by the router.
+   */
+  entry: string;
   /** Estimate before; null when not counted (unknown model, or the UTF-8 byte bound already fits). */
   tokensBefore: number | null;
   /** Estimate of the body sent (for `fallback`: by the chosen model's tokenizer); null when not counted. */
@@ -112,6 +119,7 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
       body: choice.body,
       provider: chosen.provider,
       model: chosen.model,
+      entry: choice.entry,
       tokensBefore: primary.analysis?.tokens ?? null,
       tokensAfter: switched ? (after?.tokens ?? null) : (primary.analysis?.tokens ?? null),
       allowedInput: chosen.allowed,
@@ -122,7 +130,8 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
   }
 
   if (!Array.isArray(body.messages)) throw badRequest('missing required member "messages" (an array of chat messages)', 'messages', 'missing_messages');
-  const { provider, model } = target.resolve(modelString.trim());
+  const entry = modelString.trim();
+  const { provider, model } = target.resolve(entry);
   const c = check(body, provider, model, opts, budget);
   const unchanged = (skipped: 'unknown-model' | 'within-limit'): TokenLimitResult => ({
     handler,
@@ -130,6 +139,7 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
     body,
     provider,
     model,
+    entry,
     tokensBefore: c.analysis?.tokens ?? null,
     tokensAfter: c.analysis?.tokens ?? null,
     allowedInput: c.allowed,
@@ -145,8 +155,10 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
     body: rewrite.body,
     provider,
     model,
+    entry,
     tokensBefore: c.analysis.tokens,
     tokensAfter: rewrite.analysis.tokens,
     allowedInput: c.allowed,
   };
 }
+

@@ -39,6 +39,35 @@ export function allowedInputTokens(body: ChatCompletionRequest, info: ModelLimit
   return Math.max(0, info.contextWindow - reservedOutputTokens(body, info));
 }
 
+/** A provider and the bare model it would be sent. */
+export interface Target {
+  provider: string;
+  model: string;
+}
+
+/**
+ * Of the `targets` a request may go to (a router's members, each with the model the router would
+ * send it), the one with the smallest input allowance for `body` (tokens, each by its own model
+ * table entry; ties: the first), among those the model table knows; the first target when it knows
+ * none; null for no targets. A body within that allowance is within every known target's, give or
+ * take the tokenizers' differences, so it fits whichever member the router picks, retries included.
+ */
+export function tightestTarget<T extends Target>(body: ChatCompletionRequest, targets: readonly T[], opts: TokenLimitOptions = {}): T | null {
+  const lookup = opts.modelInfo ?? getModelInfo;
+  let best: T | null = null;
+  let bestAllowed = Infinity;
+  for (const t of targets) {
+    const info = lookup(t.provider, t.model);
+    if (!info) continue;
+    const allowed = allowedInputTokens(body, info);
+    if (allowed < bestAllowed) {
+      best = t;
+      bestAllowed = allowed;
+    }
+  }
+  return best ?? targets[0] ?? null;
+}
+
 /** Outcome of checking `body` against one model. */
 export interface Check {
   provider: string;
