@@ -1,7 +1,8 @@
 /** Stage token-limit: the header's handler shortens a body over a (tiny) input allowance; nothing without it. */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { getModelInfo } from '../shared/models.ts';
+import { buildConfig } from '../shared/config.ts';
+import { applyModelOverrides } from '../shared/models.ts';
 import { GatewayError } from '../proxy/errors.ts';
 import { route } from '../proxy/stages/route.ts';
 import { tokenLimit } from '../proxy/stages/token-limit.ts';
@@ -10,11 +11,17 @@ import { closeRuntime, makeContext, makeRuntime, type RequestSpec } from './supp
 import { prose } from './support/text.ts';
 
 const gw = makeRuntime({ doc: { routers: { r: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai'] } } } } } });
-after(() => closeRuntime(gw));
+// A model that may write its whole window (a `models:` override, as main.ts applies them), so
+// `max_tokens` sets any input allowance: the reservation is capped at the model's output limit.
+const window = 20_000;
+applyModelOverrides(buildConfig({ models: { 'openai/roomy': { 'context-window': window, 'max-output-tokens': window } } }).models);
+after(async () => {
+  applyModelOverrides({});
+  await closeRuntime(gw);
+});
 
-const window = getModelInfo('openai', 'gpt-4o-mini')!.contextWindow;
 /** A body whose `max_tokens` leaves an input allowance of `allowed` tokens. */
-const tight = (allowed: number, text: string, model = 'openai/gpt-4o-mini') => ({ model, max_tokens: window - allowed, messages: [{ role: 'user', content: text }] });
+const tight = (allowed: number, text: string, model = 'openai/roomy') => ({ model, max_tokens: window - allowed, messages: [{ role: 'user', content: text }] });
 
 function validated(spec: RequestSpec) {
   const ctx = makeContext(gw, spec);
@@ -41,7 +48,7 @@ test('truncate on a tiny window: a rewritten copy within the allowance, the clie
   assert.ok(r.tokensAfter! <= 200, `${r.tokensAfter} tokens after`);
   assert.notEqual(ctx.body, ctx.clientBody);
   assert.ok((ctx.body!.messages[0]!.content as string).length < text.length);
-  assert.equal(ctx.body!.model, 'openai/gpt-4o-mini', 'the model keeps its provider prefix on /ai');
+  assert.equal(ctx.body!.model, 'openai/roomy', 'the model keeps its provider prefix on /ai');
   assert.equal(ctx.clientBody!.messages[0]!.content, text);
 });
 
@@ -53,10 +60,10 @@ test('within the limit the body stays the client\'s (its bytes can still be forw
 });
 
 test('on a router a bare model is measured against the router\'s members (here one); the model stays bare', () => {
-  const ctx = validated({ path: '/router/r/chat/completions', body: tight(200, prose(4000), 'gpt-4o-mini'), headers: { 'Svc-Token-Limit-Exception-Handler': 'truncate' } });
+  const ctx = validated({ path: '/router/r/chat/completions', body: tight(200, prose(4000), 'roomy'), headers: { 'Svc-Token-Limit-Exception-Handler': 'truncate' } });
   tokenLimit(ctx);
   assert.equal(ctx.tokenLimit!.allowedInput, 200);
-  assert.equal(ctx.body!.model, 'gpt-4o-mini');
+  assert.equal(ctx.body!.model, 'roomy');
 });
 
 test('embeddings take no handler, but an unknown handler name is refused for every kind', () => {

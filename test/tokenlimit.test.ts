@@ -28,7 +28,7 @@ import {
   warmUpEstimator,
   type EncodingName,
 } from '../shared/token-estimate.ts';
-import { applyTokenLimit, parseTokenLimitHandler, tightestTarget, type ModelLimits, type TokenLimitHandler } from '../proxy/tokenlimit/index.ts';
+import { applyTokenLimit, assertFits, parseTokenLimitHandler, tightestTarget, type ModelLimits, type TokenLimitHandler } from '../proxy/tokenlimit/index.ts';
 import { removableGroups } from '../proxy/tokenlimit/middle-out.ts';
 import { normalizeText } from '../proxy/tokenlimit/slots.ts';
 import { prose, rng } from './support/text.ts';
@@ -370,12 +370,16 @@ describe('applyTokenLimit: unknown models and bodies within the limit', () => {
     assert.equal(r.tokensBefore, null);
     assert.equal(r.body, b);
   });
-  it('the reserved output is max_completion_tokens / max_tokens / max_output_tokens, else the default', () => {
-    const b = body([{ role: 'user', content: 'hi' }]);
+  it('the reserved output is max_completion_tokens / max_tokens / max_output_tokens, at most the model\'s output limit, else the default', () => {
+    const b = body([{ role: 'user', content: 'hi' }]); // gpt-4o here: window 2000, output limit 500
     assert.equal(applyTokenLimit('truncate', b, resolver, opts).allowedInput, 1500);
     assert.equal(applyTokenLimit('truncate', { ...b, max_tokens: 100 }, resolver, opts).allowedInput, 1900);
-    assert.equal(applyTokenLimit('truncate', { ...b, max_completion_tokens: 1000, max_tokens: 100 }, resolver, opts).allowedInput, 1000);
-    assert.equal(applyTokenLimit('truncate', { ...b, max_output_tokens: 1999 }, resolver, opts).allowedInput, 1);
+    assert.equal(applyTokenLimit('truncate', { ...b, max_completion_tokens: 400, max_tokens: 100 }, resolver, opts).allowedInput, 1600);
+    assert.equal(applyTokenLimit('truncate', { ...b, max_output_tokens: 499 }, resolver, opts).allowedInput, 1501);
+    // More than the model can write reserves what it can write: the input allowance stays 1500.
+    assert.equal(applyTokenLimit('truncate', { ...b, max_output_tokens: 1999 }, resolver, opts).allowedInput, 1500);
+    assert.equal(applyTokenLimit('truncate', { ...b, max_tokens: 5000 }, resolver, opts).allowedInput, 1500);
+    assert.equal(applyTokenLimit('fallback', { ...b, max_tokens: 5000 }, resolver, opts).allowedInput, 1500);
   });
   it('Svc-Model-Override (opts.modelOverride) names the model used, with or without body.model', () => {
     const b = { messages: [{ role: 'user', content: prose(5000) }] } as unknown as ChatCompletionRequest;
@@ -469,13 +473,36 @@ describe('truncate', () => {
     assert.ok(c.tokensAfter! <= 800);
     assert.equal(estimateChatTokens(c.body, 'openai', 'gpt-4'), c.tokensAfter);
   });
-  it('when images alone exceed the allowance, returns its smallest body, over the limit', () => {
+  it('when images alone exceed the allowance, returns its smallest body, over the limit, which assertFits refuses', () => {
     const image = { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }; // 765 tokens each
     const b = body([{ role: 'user', content: [{ type: 'text', text: prose(3000) }, image, image, image] }], 'openai/gpt-4o-mini');
     const r = applyTokenLimit('truncate', b, resolver, opts);
     assert.equal(r.changed, true);
     assert.ok(r.tokensAfter! > r.allowedInput! && r.tokensAfter! < r.tokensBefore!, `${r.tokensBefore} → ${r.tokensAfter}`);
-    assert.equal((r.body.messages[0]!.content as Array<{ text?: string }>)[0]!.text, '… [truncated]', 'text down to the marker');
+    const text = (r.body.messages[0]!.content as Array<{ text?: string }>)[0]!.text!;
+    assert.ok(text.endsWith(' … [truncated]') && text.length > 50, `the last user message keeps its start: ${text}`);
+    assert.equal(r.contextWindow, 1200);
+    assert.throws(
+      () => assertFits(r),
+      (e: unknown) => e instanceof GatewayError && e.status === 400 && e.code === 'context_length_exceeded' && /context window of openai\/gpt-4o-mini: 1200 tokens, 200 of them reserved/.test(e.message),
+    );
+  });
+  it('never cuts the first system message and the last user message below their start: over the limit instead', () => {
+    // Ten middle messages at the marker still leave too little room for the two protected texts.
+    const messages: ChatMessage[] = [
+      { role: 'system', content: `SYSTEM ${prose(400, 40)}` },
+      ...Array.from({ length: 10 }, (_, i): ChatMessage => ({ role: i % 2 ? 'assistant' : 'user', content: prose(400, 41 + i) })),
+      { role: 'user', content: `QUESTION ${prose(400, 52)}` },
+    ];
+    const r = applyTokenLimit('truncate', body(messages), resolver, { ...opts, modelInfo: () => ({ contextWindow: 250, maxOutputTokens: 100, defaultOutputTokens: 100 }) });
+    assert.equal(r.allowedInput, 150);
+    assert.ok(r.tokensAfter! > 150, String(r.tokensAfter));
+    assert.match(textOf(r.body.messages[0]), /^SYSTEM \S+.* … \[truncated\]$/);
+    assert.match(textOf(r.body.messages[11]), /^QUESTION \S+.* … \[truncated\]$/);
+    assert.equal(textOf(r.body.messages[5]), '… [truncated]', 'the others go down to the marker');
+    assert.throws(() => assertFits(r), (e: unknown) => e instanceof GatewayError && e.code === 'context_length_exceeded');
+    // Within the allowance assertFits lets the result through.
+    assert.doesNotThrow(() => assertFits(applyTokenLimit('truncate', body(messages), resolver, opts)));
   });
   it('a 1 MB body comes out within the limit', () => {
     const b = body([{ role: 'user', content: prose(1_000_000, 12) }], 'anthropic/claude-sonnet-4-5');
@@ -574,6 +601,20 @@ describe('middle-out', () => {
     assert.ok(text.startsWith('BEGINNING ') && text.endsWith(' THE END'), 'head and tail kept');
     assert.ok(text.includes('… [truncated] …'));
   });
+  it('keeps the head and tail of the system and last user message when even those cannot fit: over the limit, refused by assertFits', () => {
+    const b = body([
+      { role: 'system', content: `SYSTEM ${prose(2000, 32)} RULES` },
+      { role: 'assistant', content: prose(500, 33) },
+      { role: 'user', content: `QUESTION ${prose(2000, 34)} END` },
+    ]);
+    const r = applyTokenLimit('middle-out', b, resolver, { ...opts, modelInfo: () => ({ contextWindow: 150, maxOutputTokens: 100, defaultOutputTokens: 100 }) });
+    assert.equal(r.allowedInput, 50);
+    assert.ok(r.tokensAfter! > 50, String(r.tokensAfter));
+    assert.equal(r.body.messages.length, 2);
+    assert.match(textOf(r.body.messages[0]), /^SYSTEM .*… \[truncated\] …\n.* RULES$/s);
+    assert.match(textOf(r.body.messages[1]), /^QUESTION .*… \[truncated\] …\n.* END$/s);
+    assert.throws(() => assertFits(r), (e: unknown) => e instanceof GatewayError && e.code === 'context_length_exceeded' && /middle-out/.test(e.message));
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -613,6 +654,14 @@ describe('fallback', () => {
     assert.equal(r1.changed, false);
     assert.equal(r1.body, one);
   });
+  it('when no entry fits, the last is chosen and assertFits lets it through (the body is the client\'s)', () => {
+    const b = body([{ role: 'user', content: prose(30_000) }], 'openai/gpt-4o,openai/gpt-4o-mini');
+    const r = applyTokenLimit('fallback', b, resolver, opts);
+    assert.equal(r.model, 'gpt-4o-mini');
+    assert.equal(r.entry, 'openai/gpt-4o-mini');
+    assert.ok(r.tokensAfter! > r.allowedInput!);
+    assert.doesNotThrow(() => assertFits(r));
+  });
   it('tightestTarget: the known target with the smallest input allowance for the body, else the first', () => {
     const targets = [
       { provider: 'groq', model: 'unknown' },
@@ -622,7 +671,8 @@ describe('fallback', () => {
     ];
     const b = body([{ role: 'user', content: 'hi' }]);
     assert.equal(tightestTarget(b, targets, opts), targets[3], 'gpt-4o-mini: 1000 allowed');
-    assert.equal(tightestTarget({ ...b, max_tokens: 100 }, targets, opts), targets[3], 'gpt-4o 1900, gpt-4o-mini 1100');
+    // max_tokens 100: gpt-4o 1900, gpt-4o-mini 1100 → still gpt-4o-mini; 450: gpt-4o 1550, mini capped at 200 → 1000
+    assert.equal(tightestTarget({ ...b, max_tokens: 450 }, targets, opts), targets[3]);
     assert.equal(tightestTarget(b, targets.slice(0, 3), opts), targets[2]);
     assert.equal(tightestTarget(b, targets.slice(0, 1), opts), targets[0], 'none known: the first');
     assert.equal(tightestTarget(b, [], opts), null);

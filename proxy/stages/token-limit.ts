@@ -10,7 +10,7 @@ import { isProviderName } from '../../shared/providers.ts';
 import { badRequest } from '../errors.ts';
 import { header } from '../pipeline/headers.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import { applyTokenLimit, parseTokenLimitHandler, tightestTarget, TOKEN_LIMIT_HEADER, type Target } from '../tokenlimit/index.ts';
+import { applyTokenLimit, assertFits, parseTokenLimitHandler, tightestTarget, TOKEN_LIMIT_HEADER, type Target } from '../tokenlimit/index.ts';
 
 /**
  * Applies the handler: `ctx.tokenLimit` says what it did, and `ctx.body` becomes the rewritten
@@ -18,7 +18,8 @@ import { applyTokenLimit, parseTokenLimitHandler, tightestTarget, TOKEN_LIMIT_HE
  * own body, with the cut texts or the chosen model).
  * @throws {GatewayError} 400 `invalid_token_limit_handler` for an unknown handler name (for every
  *   kind), 400 `unsupported_token_limit_handler` for a handler the kind does not offer, 400
- *   `missing_provider` when a model needs its `<provider>/` prefix.
+ *   `missing_provider` when a model needs its `<provider>/` prefix, 400 `context_length_exceeded`
+ *   when truncate or middle-out cannot fit the body (`ctx.tokenLimit` is set first, for the log).
  */
 export function tokenLimit(ctx: RequestContext): void {
   const handler = parseTokenLimitHandler(header(ctx.req, 'svc-token-limit-exception-handler') ?? undefined);
@@ -35,6 +36,7 @@ export function tokenLimit(ctx: RequestContext): void {
   const chat = view ?? ctx.body!;
   const result = applyTokenLimit(handler, chat, { resolve: (m: string) => resolveTarget(ctx, m, chat) });
   ctx.tokenLimit = result;
+  assertFits(result);
   let body = result.body;
   if (view !== null) {
     // The handler read (and maybe cut) the chat view: the kind's own body, with any cuts written back.

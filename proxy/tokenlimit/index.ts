@@ -11,10 +11,12 @@
  * sample's error of its allowance, a full count within a per-request budget).
  *
  * The rewrite happens before the provider call. Bodies within the limit come back as the same
- * object with `changed: false`, so the caller can forward the original bytes untouched.
+ * object with `changed: false`, so the caller can forward the original bytes untouched. A rewrite
+ * that cannot fit (its minimum keeps the first system message and the last user message at 32
+ * tokens at least) is refused by {@link assertFits} with a 400 rather than forwarded.
  */
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest, type GatewayError } from '../errors.ts';
 import { analyzeWithSpec, newExactBudget } from '../../shared/token-estimate.ts';
 import { fallback, type ModelResolver } from './fallback.ts';
 import { check, type TokenLimitOptions } from './limits.ts';
@@ -68,6 +70,8 @@ export interface TokenLimitResult {
    * still pins the provider and a bare name is still balanced (and mapped) by the router.
    */
   entry: string;
+  /** Context window of the model sent (tokens); null when the model is unknown. */
+  contextWindow: number | null;
   /** Estimate before; null when not counted (unknown model, or the UTF-8 byte bound already fits). */
   tokensBefore: number | null;
   /** Estimate of the body sent (for `fallback`: by the chosen model's tokenizer); null when not counted. */
@@ -77,8 +81,8 @@ export interface TokenLimitResult {
   /**
    * Why nothing was rewritten: the model is not in the model table (no limits known), or the body
    * is within the limit. Absent when the strategy ran. A strategy that ran but could not get under
-   * the limit (e.g. images or tool definitions alone exceed it) returns its smallest body with
-   * `tokensAfter > allowedInput`.
+   * the limit (its minimum, e.g. many messages, images or tool definitions, exceeds it) returns its
+   * smallest body with `tokensAfter > allowedInput`, which {@link assertFits} refuses.
    */
   skipped?: 'unknown-model' | 'within-limit';
 }
@@ -120,6 +124,7 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
       provider: chosen.provider,
       model: chosen.model,
       entry: choice.entry,
+      contextWindow: chosen.info?.contextWindow ?? null,
       tokensBefore: primary.analysis?.tokens ?? null,
       tokensAfter: switched ? (after?.tokens ?? null) : (primary.analysis?.tokens ?? null),
       allowedInput: chosen.allowed,
@@ -140,6 +145,7 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
     provider,
     model,
     entry,
+    contextWindow: c.info?.contextWindow ?? null,
     tokensBefore: c.analysis?.tokens ?? null,
     tokensAfter: c.analysis?.tokens ?? null,
     allowedInput: c.allowed,
@@ -156,9 +162,38 @@ export function applyTokenLimit(handler: TokenLimitHandler, body: ChatCompletion
     provider,
     model,
     entry,
+    contextWindow: c.info.contextWindow,
     tokensBefore: c.analysis.tokens,
     tokensAfter: rewrite.analysis.tokens,
     allowedInput: c.allowed,
   };
 }
 
+/**
+ * Refuses a `truncate` or `middle-out` result that is still over its allowance (`tokensAfter >
+ * allowedInput`, all in tokens): its minimum (the first system message and the last user message
+ * kept at 32 tokens at least, see truncate.ts and middle-out.ts) does not fit the model's context
+ * window. Forwarding it would cost a provider call that fails with its own context-length error at
+ * best, or answers a conversation with its texts cut to nothing at worst (before the minimum, an
+ * over-large `max_tokens` emptied every text). `fallback` results pass: their body is the client's,
+ * and the last entry is tried when none fits (fallback.ts).
+ * @throws {GatewayError} 400 `context_length_exceeded` (OpenAI's code for this case; param
+ *   `messages`) naming the model, its context window and the output reserved.
+ */
+export function assertFits(result: TokenLimitResult): void {
+  const { handler, tokensAfter, allowedInput, contextWindow } = result;
+  if (handler === 'fallback' || tokensAfter === null || allowedInput === null || tokensAfter <= allowedInput) return;
+  throw contextLengthExceeded(result, contextWindow ?? allowedInput);
+}
+
+function contextLengthExceeded(r: TokenLimitResult, contextWindow: number): GatewayError {
+  const reserved = contextWindow - r.allowedInput!;
+  return badRequest(
+    `the request does not fit the context window of ${r.provider}/${r.model}: ${contextWindow} tokens, ${reserved} of them reserved for the output, ` +
+      `leaves ${r.allowedInput} for the input, and the ${r.handler} token-limit handler got the input down to ${r.tokensAfter} tokens only ` +
+      `without cutting the first system message and the last user message below their start; ` +
+      `send fewer or shorter messages, fewer images or tools, a smaller max_tokens, or use a model with a larger context window`,
+    'messages',
+    'context_length_exceeded',
+  );
+}

@@ -1,8 +1,9 @@
 /**
  * A model's input allowance for a request, and the pre-flight check against it:
  * allowed input = context window − reserved output, where the reserved output is the request's
- * `max_completion_tokens`, `max_tokens` or `max_output_tokens` (first present, in that order) or,
- * when none is given, the model's `defaultOutputTokens` (shared/models.ts). All figures in tokens.
+ * `max_completion_tokens`, `max_tokens` or `max_output_tokens` (first present, in that order),
+ * capped at the model's `maxOutputTokens`, or, when none is given, the model's
+ * `defaultOutputTokens` (shared/models.ts). All figures in tokens.
  */
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
 import { getModelInfo, type ModelInfo } from '../../shared/models.ts';
@@ -25,11 +26,23 @@ export interface TokenLimitOptions {
   modelOverride?: string;
 }
 
-/** Output tokens reserved for the reply: the request's limit, else the model's default. */
+/**
+ * Output tokens reserved for the reply: the request's limit, at most the model's `maxOutputTokens`
+ * (when the table gives one, i.e. > 0), else the model's default.
+ *
+ * The cap: the model never writes more than its output limit, so reserving more would only take
+ * input room away for nothing (Claude Code asks for 128,000 on every request; `max_tokens: 5000` on
+ * a 1,000-token model left no input at all). The gateway's translators cap the same way where they
+ * write the provider's member (translators/shared/openai-chat-target.ts `outputTokenLimit`); a
+ * passed-through body keeps the client's figure, for the provider to cap or refuse.
+ */
 export function reservedOutputTokens(body: ChatCompletionRequest, info: ModelLimits): number {
   for (const key of ['max_completion_tokens', 'max_tokens', 'max_output_tokens'] as const) {
     const v = body[key];
-    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Math.floor(v);
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) {
+      const asked = Math.floor(v);
+      return info.maxOutputTokens > 0 ? Math.min(asked, info.maxOutputTokens) : asked;
+    }
   }
   return info.defaultOutputTokens;
 }

@@ -3,10 +3,13 @@
  *  1. Whole messages, nearest to the middle first: never the first system (or developer) message,
  *     never the last user message; an assistant message with `tool_calls` (or a legacy
  *     `function_call`) goes together with the `tool` (`function`) results answering it.
- *  2. If the remaining messages are still over, the middle of the longest remaining text is cut
- *     (head and tail kept at word boundaries, "… [truncated] …" between), then of the next longest,
- *     re-estimating until the body fits. When even marker-only texts do not fit, the smallest body
- *     reached is returned, over the limit.
+ *  2. If the remaining messages (the first system and the last user message) are still over, the
+ *     middle of the longest remaining text is cut (head and tail kept at word boundaries,
+ *     "… [truncated] …" between), then of the next longest, re-estimating until the body fits;
+ *     no text goes below 32 tokens (head and tail), as in truncate: cut to the marker, those two
+ *     would reach the model as an empty conversation. When even that minimum does not fit
+ *     (images, tools alone exceed the allowance), the smallest body reached is returned, over the
+ *     limit; the stage answers it with a 400 (index.ts `assertFits`) instead of forwarding it.
  */
 import type { ChatCompletionRequest, ChatMessage } from '../../shared/chat.ts';
 import { analyzeWithSpec, countTokens, newExactBudget, type ChatAnalysis, type EstimateSpec, type ExactBudget } from '../../shared/token-estimate.ts';
@@ -120,16 +123,15 @@ export function middleOut(body: ChatCompletionRequest, spec: EstimateSpec, allow
   let excess = current.analysis.raw - targetRaw;
   let best = current;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    // Longest first down to MIN_KEEP, then (if needed) all down to the marker.
+    // Longest first, each down to MIN_KEEP at most (the module comment says why not further).
     const targets = slots.map((s) => s.tokens);
     let remaining = excess;
-    for (const floor of [MIN_KEEP + markerTokens, markerTokens]) {
-      for (let i = 0; i < slots.length && remaining > 0; i++) {
-        const take = Math.min(remaining, targets[i]! - floor);
-        if (take <= 0) continue;
-        targets[i]! -= take;
-        remaining -= take;
-      }
+    const floor = MIN_KEEP + markerTokens;
+    for (let i = 0; i < slots.length && remaining > 0; i++) {
+      const take = Math.min(remaining, targets[i]! - floor);
+      if (take <= 0) continue;
+      targets[i]! -= take;
+      remaining -= take;
     }
     const edits: SlotEdit[] = [];
     for (let i = 0; i < slots.length; i++) {
@@ -142,7 +144,7 @@ export function middleOut(body: ChatCompletionRequest, spec: EstimateSpec, allow
     const analysis = estimate(candidate);
     if (analysis.tokens < best.analysis.tokens) best = { body: candidate, analysis };
     if (analysis.tokens <= allowed) return { body: candidate, analysis };
-    if (remaining > 1e-6) break; // every text is down to the marker
+    if (remaining > 1e-6) break; // every text is down to MIN_KEEP
     excess += analysis.raw - targetRaw + Math.max(1, 0.002 * targetRaw);
   }
   return best;

@@ -4,10 +4,14 @@
  *     or after `([{`), then, if still over,
  *  2. shortening texts proportionally to their length (longer texts lose more), cutting at a word
  *     boundary and appending "… [truncated]" — texts outside the first system message and the last
- *     user message first (down to 32 tokens each), then those two, then all down to the marker.
+ *     user message first (down to 32 tokens each), then those two (down to 32 tokens each), then the
+ *     others down to the marker.
  * Each plan is checked by re-estimating; an overshoot (token density differs along a text) is added
- * to the next plan. When even marker-only texts do not fit (images, tools, tool calls or names
- * alone exceed the allowance), the smallest body reached is returned, over the limit.
+ * to the next plan. The first system message and the last user message never go below their first
+ * 32 tokens: a body cut to the marker everywhere would reach the model as an empty conversation and
+ * be answered as if it were one. When even that minimum does not fit (many messages, images, tools,
+ * tool calls or names alone exceed the allowance), the smallest body reached is returned, over the
+ * limit; the stage answers it with a 400 (index.ts `assertFits`) instead of forwarding it.
  */
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
 import { analyzeWithSpec, countTokens, newExactBudget, type ChatAnalysis, type EstimateSpec, type ExactBudget } from '../../shared/token-estimate.ts';
@@ -20,9 +24,10 @@ const MAX_ROUNDS = 8;
 
 /**
  * Token targets removing `excess` raw tokens from texts of `tokens` tokens: stages (unprotected,
- * floor MIN_KEEP) → (protected, floor MIN_KEEP) → (unprotected, marker only) → (protected, marker
- * only); within a stage each text gives the same fraction of what it has above the floor, so longer
- * texts lose more. Floors include the marker's tokens.
+ * floor MIN_KEEP) → (protected, floor MIN_KEEP) → (unprotected, marker only); a protected text
+ * never goes below MIN_KEEP (see the module comment). Within a stage each text gives the same
+ * fraction of what it has above the floor, so longer texts lose more. Floors include the marker's
+ * tokens.
  * @returns the target of each text (= its tokens when not cut) and whether `excess` was covered.
  */
 export function planProportionalCuts(tokens: readonly number[], isProtected: readonly boolean[], excess: number, markerTokens: number): { targets: number[]; covered: boolean } {
@@ -32,7 +37,6 @@ export function planProportionalCuts(tokens: readonly number[], isProtected: rea
     [false, MIN_KEEP + markerTokens],
     [true, MIN_KEEP + markerTokens],
     [false, markerTokens],
-    [true, markerTokens],
   ];
   for (const [prot, floor] of stages) {
     if (remaining <= 0) break;
@@ -89,7 +93,7 @@ export function truncate(body: ChatCompletionRequest, spec: EstimateSpec, allowe
     analysis = estimate(candidate);
     if (analysis.tokens < best.analysis.tokens) best = { body: candidate, analysis };
     if (analysis.tokens <= allowed) return { body: candidate, analysis };
-    if (!covered) break; // every text is down to the marker
+    if (!covered) break; // every text is down to its floor
     excess += analysis.raw - targetRaw + Math.max(1, 0.002 * targetRaw);
   }
   return best;
