@@ -1,206 +1,25 @@
 /**
  * The translator from OpenAI chat completions (client dialect `openai-chat`) to Anthropic's Messages API
- * (wire format `anthropic-messages`): the request body, the non-streamed `message`, and the SSE stream back
- * to `chat.completion.chunk` events.
+ * (wire format `anthropic-messages`): the request body (./openai-chat-to-anthropic-messages/request.ts, whose table
+ * says what becomes of every request member: mapped, removed and recorded in `call.removed`, or refused with a 400),
+ * the non-streamed `message`, and the SSE stream back to `chat.completion.chunk` events.
  * Sources: https://docs.anthropic.com/en/api/messages (request and response),
  * https://docs.anthropic.com/en/docs/build-with-claude/streaming (stream events),
  * https://platform.openai.com/docs/api-reference/chat (the client side).
  */
 import type { Transform } from 'node:stream';
 import type { EventSourceMessage } from 'eventsource-parser';
-import type { ChatCompletion, ChatCompletionRequest, ChatContentPart, ChatMessage, ChatToolCall, ChatUsage, OpenAIErrorBody } from '../../shared/chat.ts';
-import { badRequest } from '../errors.ts';
-import { parseDataUrl } from './shared/data-url.ts';
-import { assertSingleChoice, maxTokensOf, parseToolArguments, stopList } from './shared/openai-chat-request.ts';
+import type { ChatCompletion, ChatToolCall, ChatUsage, OpenAIErrorBody } from '../../shared/chat.ts';
+import { toAnthropicRequest } from './openai-chat-to-anthropic-messages/request.ts';
 import { badEventError, ChunkWriter, SSE_DONE, sseError, truncatedStreamError } from './shared/openai-chat-stream.ts';
 import { openAIUsage } from './shared/openai-usage.ts';
 import { upstreamBadResponse } from './shared/provider-errors.ts';
-import { appendTurn } from './shared/turns.ts';
 import { SseTranslatorStream } from './shared/translator-stream.ts';
 import { finiteOrZero, isRecord, parseJson } from './shared/values.ts';
 import type { MappedResponse, MappingTranslator, TranslatorCall } from './types.ts';
-import {
-  ANTHROPIC_DEFAULT_MAX_TOKENS,
-  anthropicError,
-  type AnthropicBlock,
-  type AnthropicMessage,
-  type AnthropicMessageParam,
-  type AnthropicRequest,
-  type AnthropicUsage,
-} from './wire/anthropic-messages.ts';
+import { anthropicError, type AnthropicMessage, type AnthropicUsage } from './wire/anthropic-messages.ts';
 
-// ---------------------------------------------------------------------------------------------
-// Request
-// ---------------------------------------------------------------------------------------------
-
-function imageBlock(url: string, param: string): AnthropicBlock {
-  const data = parseDataUrl(url);
-  if (data) {
-    if (!data.mediaType.startsWith('image/')) throw badRequest(`${param}: expected an image data URL, got ${data.mediaType}`, param);
-    return { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.base64 } };
-  }
-  if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
-  throw badRequest(`${param}: image URLs must be data: (base64) or http(s) URLs`, param);
-}
-
-function contentBlocks(content: ChatMessage['content'], param: string): AnthropicBlock[] {
-  if (content === undefined || content === null) return [];
-  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) throw badRequest(`${param} must be a string or an array of content parts`, param);
-  const blocks: AnthropicBlock[] = [];
-  content.forEach((part: ChatContentPart, j) => {
-    const p = `${param}[${j}]`;
-    if (!isRecord(part)) throw badRequest(`${p} must be an object`, p);
-    const extra = part.cache_control !== undefined ? { cache_control: part.cache_control } : {};
-    switch (part.type) {
-      case 'text':
-      case 'input_text':
-        if (typeof part.text !== 'string') throw badRequest(`${p}.text must be a string`, `${p}.text`);
-        if (part.text !== '') blocks.push({ type: 'text', text: part.text, ...extra });
-        break;
-      case 'image_url': {
-        const url = typeof part.image_url === 'string' ? part.image_url : part.image_url?.url;
-        if (typeof url !== 'string') throw badRequest(`${p}.image_url.url must be a string`, `${p}.image_url.url`);
-        blocks.push({ ...imageBlock(url, `${p}.image_url.url`), ...extra });
-        break;
-      }
-      case 'file': {
-        const file = isRecord(part.file) ? part.file : {};
-        const data = typeof file.file_data === 'string' ? parseDataUrl(file.file_data) : null;
-        if (!data || data.mediaType !== 'application/pdf') {
-          throw badRequest(`${p}: anthropic accepts files only as PDF data URLs in file.file_data`, `${p}.file.file_data`);
-        }
-        blocks.push({ type: 'document', source: { type: 'base64', media_type: data.mediaType, data: data.base64 }, ...extra });
-        break;
-      }
-      default:
-        throw badRequest(`${p}: content part type ${JSON.stringify(part.type)} is not supported by anthropic`, `${p}.type`);
-    }
-  });
-  return blocks;
-}
-
-function assistantBlocks(message: ChatMessage, param: string): AnthropicBlock[] {
-  const blocks = typeof message.content === 'string' || message.content == null
-    ? contentBlocks(message.content, `${param}.content`)
-    : contentBlocks(message.content.filter((part) => part?.type !== 'refusal'), `${param}.content`);
-  (message.tool_calls ?? []).forEach((call: ChatToolCall, j) => {
-    const p = `${param}.tool_calls[${j}]`;
-    if (!isRecord(call) || !isRecord(call.function) || typeof call.function.name !== 'string') {
-      throw badRequest(`${p} must be {"id","type":"function","function":{"name","arguments"}}`, p);
-    }
-    blocks.push({
-      type: 'tool_use',
-      id: call.id,
-      name: call.function.name,
-      input: parseToolArguments(call.function.arguments, `${p}.function.arguments`),
-    });
-  });
-  return blocks;
-}
-
-/** The system text blocks and alternating turns of an OpenAI message list. */
-function anthropicTurns(body: ChatCompletionRequest): { systemBlocks: AnthropicBlock[]; messages: AnthropicMessageParam[] } {
-  const systemBlocks: AnthropicBlock[] = [];
-  const messages: AnthropicMessageParam[] = [];
-  body.messages.forEach((message, i) => {
-    const param = `messages[${i}]`;
-    if (!isRecord(message)) throw badRequest(`${param} must be an object`, param);
-    switch (message.role) {
-      case 'system':
-      case 'developer':
-        systemBlocks.push(...contentBlocks(message.content, `${param}.content`).filter((b) => b.type === 'text'));
-        break;
-      case 'user':
-        appendTurn(messages, 'user', contentBlocks(message.content, `${param}.content`));
-        break;
-      case 'assistant':
-        appendTurn(messages, 'assistant', assistantBlocks(message, param));
-        break;
-      case 'tool': {
-        if (typeof message.tool_call_id !== 'string') throw badRequest(`${param}.tool_call_id is required`, `${param}.tool_call_id`);
-        const blocks = typeof message.content === 'string' ? null : contentBlocks(message.content, `${param}.content`);
-        const content = blocks === null ? message.content : blocks.length ? blocks : '';
-        appendTurn(messages, 'user', [{ type: 'tool_result', tool_use_id: message.tool_call_id, content }]);
-        break;
-      }
-      default:
-        throw badRequest(`${param}.role ${JSON.stringify(message.role)} is not supported by anthropic`, `${param}.role`);
-    }
-  });
-  return { systemBlocks, messages };
-}
-
-function toolsOf(tools: NonNullable<ChatCompletionRequest['tools']>): NonNullable<AnthropicRequest['tools']> {
-  return tools.map((tool, i) => {
-    if (tool?.type !== 'function' || !isRecord(tool.function) || typeof tool.function.name !== 'string') {
-      throw badRequest(`tools[${i}]: only {"type":"function","function":{"name",...}} tools are supported by anthropic`, `tools[${i}]`);
-    }
-    const fn = tool.function;
-    return {
-      name: fn.name,
-      ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
-      input_schema: fn.parameters ?? { type: 'object', properties: {} },
-    };
-  });
-}
-
-function toolChoiceOf(body: ChatCompletionRequest): AnthropicRequest['tool_choice'] {
-  const choice = body.tool_choice;
-  const noParallel = body.parallel_tool_calls === false;
-  let mapped: AnthropicRequest['tool_choice'];
-  if (choice === undefined || choice === null) mapped = noParallel && body.tools?.length ? { type: 'auto' } : undefined;
-  else if (choice === 'auto') mapped = { type: 'auto' };
-  else if (choice === 'required') mapped = { type: 'any' };
-  else if (choice === 'none') return { type: 'none' };
-  else if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') {
-    mapped = { type: 'tool', name: choice.function.name };
-  } else {
-    throw badRequest('tool_choice must be "auto", "required", "none" or {"type":"function","function":{"name":...}}', 'tool_choice');
-  }
-  if (mapped && noParallel) mapped.disable_parallel_tool_use = true;
-  return mapped;
-}
-
-/**
- * Maps an OpenAI chat-completions body to an Anthropic Messages request body.
- *
- * - `system`/`developer` messages are lifted into `system` (a string; text blocks when a part carries `cache_control`);
- * - consecutive same-role turns are merged; `tool` messages become user `tool_result` blocks;
- * - images: `data:` URLs → base64 sources, http(s) URLs → url sources; PDF `file` parts → `document` blocks;
- * - assistant `tool_calls` → `tool_use` blocks (arguments JSON-parsed);
- * - `tools` → `{name, description, input_schema}`; `tool_choice` auto→auto, required→any, none→none,
- *   `{function:{name}}`→`{type:"tool",name}`; `parallel_tool_calls: false` → `disable_parallel_tool_use`;
- * - `stop` → `stop_sequences`; `temperature`/`top_p` copied (Anthropic accepts temperature 0..1 only);
- * - `max_tokens` = `max_completion_tokens` ?? `max_tokens` ?? {@link ANTHROPIC_DEFAULT_MAX_TOKENS}; `user` → `metadata.user_id`.
- * @throws {GatewayError} 400 when the body uses something Anthropic cannot express (`n` > 1, audio parts,
- *   unknown roles, non-function tools, invalid tool-call arguments JSON).
- */
-export function toAnthropicRequest(body: ChatCompletionRequest, stream: boolean): AnthropicRequest {
-  if (!Array.isArray(body.messages)) throw badRequest('messages must be an array', 'messages');
-  assertSingleChoice(body, 'anthropic');
-  const { systemBlocks, messages } = anthropicTurns(body);
-  const request: AnthropicRequest = {
-    model: body.model,
-    messages,
-    max_tokens: maxTokensOf(body) ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
-  };
-  if (systemBlocks.length) {
-    request.system = systemBlocks.some((b) => b.cache_control !== undefined)
-      ? systemBlocks
-      : systemBlocks.map((b) => b.text as string).join('\n\n');
-  }
-  const stops = stopList(body.stop);
-  if (stops) request.stop_sequences = stops;
-  if (typeof body.temperature === 'number') request.temperature = body.temperature;
-  if (typeof body.top_p === 'number') request.top_p = body.top_p;
-  if (Array.isArray(body.tools) && body.tools.length) request.tools = toolsOf(body.tools);
-  const toolChoice = toolChoiceOf(body);
-  if (toolChoice) request.tool_choice = toolChoice;
-  if (typeof body.user === 'string' && body.user !== '') request.metadata = { user_id: body.user };
-  if (stream) request.stream = true;
-  return request;
-}
+export { toAnthropicRequest };
 
 // ---------------------------------------------------------------------------------------------
 // Response
@@ -407,8 +226,9 @@ export function createAnthropicStreamMapper(call: TranslatorCall): Transform {
 // The translator
 // ---------------------------------------------------------------------------------------------
 
+/** The Messages body of the call; removed members go to `call.removed` (when present). */
 function translateRequest(call: TranslatorCall): Buffer {
-  return Buffer.from(JSON.stringify(toAnthropicRequest(call.body, call.stream)));
+  return Buffer.from(JSON.stringify(toAnthropicRequest(call.body, call.stream, call.removed)));
 }
 
 function translateResponse(body: Buffer): MappedResponse {

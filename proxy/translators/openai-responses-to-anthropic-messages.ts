@@ -10,39 +10,60 @@
  * | chat member (from Responses) | Messages |
  * | --- | --- |
  * | `reasoning_effort` (`reasoning.effort`) | removed and recorded: extended thinking would need its signed thinking blocks sent back in every tool-use turn, which this route does not carry, so thinking is not turned on |
- * | `response_format` `json_schema` (`text.format`) | `output_config.format: {type: "json_schema", schema}` (Anthropic's structured output; `name`, `description` and `strict` have no place there and are not sent) |
+ * | `response_format` `json_schema` (`text.format`) | `output_config.format: {type: "json_schema", schema}` (Anthropic's structured output, ./shared/anthropic-output-format.ts: `name` is a label and `strict` is honoured, `description` removed and recorded as `text.format.description`) |
  * | `response_format` `json_object` | refused (400 naming `text.format.type`): Anthropic has no JSON mode |
+ * | `tools[i].function.strict: true` (`tools[i].strict`, `tools[i].tools[j].strict`) | removed and recorded, as on the chat route (./openai-chat-to-anthropic-messages/tools.ts) |
  * | no `max_tokens` (no `max_output_tokens`) | the model table's default output tokens of the model (Anthropic requires `max_tokens`; the Responses API's default is the model's limit), else the chat → Messages default |
  *
+ * What the chat → Messages translator removes of the messages (an image's `detail`) is recorded under the Responses
+ * member it came from (`input[2].content[1].detail`).
  * Sources: https://platform.openai.com/docs/api-reference/responses, https://docs.anthropic.com/en/api/messages,
  * https://docs.anthropic.com/en/docs/build-with-claude/structured-outputs.
  */
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
 import { getModelInfo } from '../../shared/models.ts';
-import { badRequest } from '../errors.ts';
 import { openAIChatToAnthropicMessages } from './openai-chat-to-anthropic-messages.ts';
 import { dropChatMember, responsesThroughChat } from './openai-responses-to-openai-chat/through-chat.ts';
+import { anthropicOutputFormat, type OutputFormatPaths } from './shared/anthropic-output-format.ts';
 import { isRecord } from './shared/values.ts';
 import type { MappingTranslator } from './types.ts';
 
+/** The Responses paths (`tools[i].strict`, `tools[i].tools[j].strict`) of the function tools asking for strict arguments. */
+function recordStrictTools(request: Record<string, unknown>, removed: string[]): void {
+  if (!Array.isArray(request.tools)) return;
+  for (let i = 0; i < request.tools.length; i++) {
+    const tool: unknown = request.tools[i];
+    if (!isRecord(tool)) continue;
+    if (tool.type === 'function' && tool.strict === true) removed.push(`tools[${i}].strict`);
+    if (tool.type !== 'namespace' || !Array.isArray(tool.tools)) continue;
+    for (let j = 0; j < tool.tools.length; j++) {
+      const inner: unknown = tool.tools[j];
+      if (isRecord(inner) && inner.type === 'function' && inner.strict === true) removed.push(`tools[${i}].tools[${j}].strict`);
+    }
+  }
+}
+
 /** Fits the chat body to the Messages mapping (see the table above); returns the step adding `output_config`, if any. */
-function adaptToMessages(body: ChatCompletionRequest, removed: string[]): ((wire: Record<string, unknown>) => void) | null {
+function adaptToMessages(body: ChatCompletionRequest, removed: string[], request: Record<string, unknown>): ((wire: Record<string, unknown>) => void) | null {
   dropChatMember(body, 'reasoning_effort', 'reasoning.effort', removed);
   if (body.max_tokens === undefined && body.max_completion_tokens === undefined) {
     const defaultTokens = getModelInfo('anthropic', body.model)?.defaultOutputTokens;
     if (defaultTokens) body.max_tokens = defaultTokens;
   }
-  const format = body.response_format;
-  if (format === undefined) return null;
+  // Recorded here under the Responses names; the chat translator would name the chat tools.
+  recordStrictTools(request, removed);
+  for (const tool of body.tools ?? []) if (tool.function) delete tool.function.strict;
+  const response = body.response_format;
+  if (response === undefined) return null;
   delete body.response_format;
-  if (!isRecord(format) || format.type !== 'json_schema' || !isRecord(format.json_schema)) {
-    throw badRequest('text.format.type "json_object": Anthropic has no JSON mode; send a json_schema format', 'text.format.type');
-  }
-  const schema = format.json_schema.schema;
+  const format = anthropicOutputFormat(response, RESPONSES_FORMAT_PATHS, removed);
+  if (!format) return null;
   return (wire) => {
-    wire.output_config = { ...(isRecord(wire.output_config) ? wire.output_config : {}), format: { type: 'json_schema', schema } };
+    wire.output_config = { ...(isRecord(wire.output_config) ? wire.output_config : {}), format };
   };
 }
+/** Where a Responses client sent the structured output's members (the chat body's `response_format` came from there). */
+const RESPONSES_FORMAT_PATHS: OutputFormatPaths = { format: 'text.format', schema: 'text.format' };
 
 /** `openai-responses` → `anthropic-messages`, through chat completions. */
 export const openAIResponsesToAnthropicMessages: MappingTranslator = responsesThroughChat('anthropic-messages', {

@@ -23,6 +23,7 @@ const PART_MEMBERS: Record<string, string> = {
   '.type': '.type',
   '.image_url': '.image_url',
   '.image_url.url': '.image_url',
+  '.image_url.detail': '.detail',
   '.file.file_data': '.file_data',
   '.file.file_id': '.file_id',
 };

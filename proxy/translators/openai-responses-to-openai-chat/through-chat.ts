@@ -8,9 +8,9 @@
  *
  * The chat translator reads only the chat members it maps; the {@link ChatRoute} of a wire format says what to do with
  * the others the chat body may hold (`reasoning_effort`, `response_format`, …): remove them and record the Responses
- * member they came from, refuse them, or map them onto the wire body afterwards. Errors the chat translator throws
- * name the chat body's members (`messages[3].content[0]`); they reach the client naming the Responses members those
- * came from (./message-origins.ts).
+ * member they came from, refuse them, or map them onto the wire body afterwards. Errors the chat translator throws,
+ * and the members it records as removed, name the chat body's members (`messages[3].content[0]`); they reach the
+ * client and the record naming the Responses members those came from (./message-origins.ts).
  */
 import type { ChatCompletionRequest } from '../../../shared/chat.ts';
 import { chainStreams } from '../shared/chained-stream.ts';
@@ -18,7 +18,7 @@ import { isRecord } from '../shared/values.ts';
 import type { MappedResponse, MappingTranslator, TranslatorCall, WireFormat } from '../types.ts';
 import { toChatRequest } from './request.ts';
 import { toResponse } from './response.ts';
-import { inResponsesTerms } from './message-origins.ts';
+import { inResponsesTerms, responsesPathOf } from './message-origins.ts';
 import { createResponsesStreamTranslator } from './stream.ts';
 
 /** How Responses requests reach one wire format through chat completions. */
@@ -36,9 +36,12 @@ export interface ChatRoute {
   readonly adapt: (body: ChatCompletionRequest, removed: string[], request: Record<string, unknown>) => ((wire: Record<string, unknown>) => void) | null;
 }
 
-/** The call the chat translator reads: the same request, with the chat body (for the answer only its model). */
-function chatCall(call: TranslatorCall, body: ChatCompletionRequest): TranslatorCall {
-  return { body, stream: call.stream, requestId: call.requestId, ...(call.provider !== undefined ? { provider: call.provider } : {}) };
+/**
+ * The call the chat translator reads: the same request, with the chat body (for the answer only its model), and
+ * `removed` for the chat paths of what it removes (when the request's removals are collected).
+ */
+function chatCall(call: TranslatorCall, body: ChatCompletionRequest, removed?: string[]): TranslatorCall {
+  return { body, stream: call.stream, requestId: call.requestId, ...(call.provider !== undefined ? { provider: call.provider } : {}), ...(removed ? { removed } : {}) };
 }
 
 /** The `openai-responses` → `wireFormat` translator going through chat completions by `route`. */
@@ -51,12 +54,15 @@ export function responsesThroughChat(wireFormat: WireFormat, route: ChatRoute): 
     translateRequest(call: TranslatorCall): Buffer {
       const { body, removed, toolNames, origins } = toChatRequest(call.body, call.provider ?? route.provider);
       const complete = route.adapt(body, removed, call.body as unknown as Record<string, unknown>);
+      const chatRemoved: string[] | undefined = call.removed ? [] : undefined;
       let bytes: Buffer;
       try {
-        bytes = route.chat.translateRequest(chatCall(call, body));
+        bytes = route.chat.translateRequest(chatCall(call, body, chatRemoved));
       } catch (err) {
         throw inResponsesTerms(err, origins);
       }
+      // What the chat translator removed (an image's `detail`), named as the Responses client sent it.
+      if (chatRemoved) for (const path of chatRemoved) removed.push(responsesPathOf(path, origins));
       if (complete) {
         const wire = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
         complete(wire);

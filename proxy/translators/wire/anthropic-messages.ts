@@ -34,9 +34,12 @@ export interface AnthropicRequest {
   stop_sequences?: string[];
   temperature?: number;
   top_p?: number;
-  tools?: Array<{ name: string; description?: string; input_schema: unknown }>;
+  top_k?: number;
+  tools?: Array<{ name: string; description?: string; input_schema: unknown; cache_control?: unknown }>;
   tool_choice?: { type: 'auto' | 'any' | 'none' | 'tool'; name?: string; disable_parallel_tool_use?: boolean };
   metadata?: { user_id: string };
+  /** Structured output: `format` `{type: "json_schema", schema}` (https://docs.anthropic.com/en/docs/build-with-claude/structured-outputs). */
+  output_config?: OutputConfigParam;
   stream?: boolean;
 }
 

@@ -1,0 +1,155 @@
+/**
+ * End-to-end: what becomes of a chat-completions request's members on their way to Anthropic's Messages API, driven
+ * by the real clients against real processes (admin, the proxy, and test/support/structured-output-stub.ts playing
+ * Anthropic, answering JSON that follows a request's `output_config.format` schema):
+ *
+ * - the `openai` SDK's `response_format` json_schema reaches Anthropic as `output_config.format`; the members
+ *   Anthropic has no place for (`seed`, `tools[0].function.strict`, `messages[1].name`, …) are not sent and are
+ *   named in `Svc-Removed-Members` and the log record's `svc-removed-members`;
+ * - what the client relies on and Anthropic cannot give (`logprobs`, audio output, JSON mode) is a 400 naming it, and
+ *   nothing reaches the provider;
+ * - the Vercel AI SDK's `generateText` with `Output.object` (non-streamed and streamed) through `openai.chat(…)` and
+ *   LangChain's `withStructuredOutput` get their object.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createOpenAI } from '@ai-sdk/openai';
+import { ChatOpenAI } from '@langchain/openai';
+import { generateText, Output, streamText } from 'ai';
+import OpenAI from 'openai';
+import { z } from 'zod';
+import { clearStubRequests, fetchRecord, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
+
+type Json = Record<string, any>;
+
+const MODEL = 'anthropic/claude-sonnet-4-5';
+const SCHEMA = { type: 'object', properties: { city: { type: 'string' }, population: { type: 'number' } }, required: ['city', 'population'], additionalProperties: false };
+/** What the stub answers for {@link SCHEMA} and the zod schema below (test/support/structured-output-stub.ts). */
+const PLACE = { city: 'city-value', population: 42 };
+const place = z.object({ city: z.string(), population: z.number() });
+
+let stubbed: StubbedStack;
+let stack: Stack;
+
+before(async () => {
+  stubbed = await startStubbedStack('test/support/structured-output-stub.ts', (stub, stackStub) => ({
+    providers: { anthropic: { 'base-url': `${stub}/v1` }, openai: { 'base-url': `${stackStub}/v1` } },
+  }));
+  stack = stubbed.stack;
+});
+after(() => stubbed?.stop());
+
+const openai = () => new OpenAI({ baseURL: `${stack.gatewayUrl}/ai`, apiKey: stack.apiKey, maxRetries: 0 });
+
+/** The requests that reached the Anthropic stub since they were last cleared. */
+async function sentToAnthropic(): Promise<Json[]> {
+  return (await stubRequests(stubbed.stubUrl)).filter((r) => r.method === 'POST');
+}
+
+/** The paths of a `Svc-Removed-Members` header (comma-separated, percent-encoded). */
+function removedPaths(header: string | null): string[] {
+  return header ? header.split(', ').map((p) => decodeURIComponent(p)) : [];
+}
+
+/** The 400 a client call fails with (the `openai` SDK's `APIError`). */
+async function badRequest(fn: () => Promise<unknown>): Promise<Json> {
+  try {
+    await fn();
+  } catch (err) {
+    const e = err as Json;
+    assert.equal(e.status, 400, `a 400, got ${String(err)}`);
+    return e;
+  }
+  assert.fail('expected a 400');
+}
+
+describe('chat completions → Anthropic, with the openai SDK', () => {
+  test('response_format json_schema reaches Anthropic as output_config.format; the other members recorded in the header and the log', async () => {
+    await clearStubRequests(stubbed.stubUrl);
+    const { data, response } = await openai()
+      .chat.completions.create({
+        model: MODEL,
+        messages: [
+          { role: 'system', content: 'Answer in JSON.' },
+          { role: 'user', name: 'alice', content: [{ type: 'text', text: 'Where?' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'high' } }] },
+        ],
+        response_format: { type: 'json_schema', json_schema: { name: 'place', schema: SCHEMA, strict: true } },
+        tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} }, strict: true } }],
+        seed: 7,
+        presence_penalty: 0.1,
+        frequency_penalty: 0.1,
+        logit_bias: { '50256': -100 },
+        metadata: { tag: 'x' },
+        reasoning_effort: 'low',
+        store: true,
+        service_tier: 'default',
+        prediction: { type: 'content', content: 'x' },
+        foo_unknown: 1,
+      } as any)
+      .withResponse();
+    assert.deepEqual(JSON.parse(data.choices[0]!.message.content!), PLACE);
+    const [sent] = await sentToAnthropic();
+    assert.equal(sent!.url, '/v1/messages');
+    assert.deepEqual(sent!.body.output_config, { format: { type: 'json_schema', schema: SCHEMA } });
+    assert.deepEqual(Object.keys(sent!.body).sort(), ['max_tokens', 'messages', 'model', 'output_config', 'system', 'tools']);
+    assert.deepEqual(sent!.body.tools, [{ name: 'lookup', input_schema: { type: 'object', properties: {} } }]);
+    const expected = [
+      'messages[1].content[1].image_url.detail',
+      'messages[1].name',
+      'tools[0].function.strict',
+      'seed',
+      'presence_penalty',
+      'frequency_penalty',
+      'logit_bias',
+      'reasoning_effort',
+      'store',
+      'service_tier',
+      'prediction',
+      'foo_unknown',
+      'metadata.tag',
+    ];
+    assert.deepEqual(removedPaths(response.headers.get('svc-removed-members')), expected);
+    const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
+    // The record's property is the list as JSON.
+    assert.deepEqual(JSON.parse(rec.request_properties['svc-removed-members']), expected);
+  });
+
+  test('logprobs, audio output and JSON mode are refused naming them; nothing reaches Anthropic', async () => {
+    await clearStubRequests(stubbed.stubUrl);
+    const base = { model: MODEL, messages: [{ role: 'user' as const, content: 'hi' }] };
+    const logprobs = await badRequest(() => openai().chat.completions.create({ ...base, logprobs: true, top_logprobs: 2 }));
+    assert.equal(logprobs.param, 'logprobs');
+    const audio = await badRequest(() => openai().chat.completions.create({ ...base, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }));
+    assert.match(String(audio.param), /^(modalities|audio)$/);
+    const jsonMode = await badRequest(() => openai().chat.completions.create({ ...base, response_format: { type: 'json_object' } }));
+    assert.equal(jsonMode.param, 'response_format.type');
+    assert.deepEqual(await sentToAnthropic(), []);
+  });
+});
+
+describe('structured output clients through chat completions to Anthropic', () => {
+  const aiSdk = () => createOpenAI({ baseURL: `${stack.gatewayUrl}/ai`, apiKey: stack.apiKey });
+
+  test('the AI SDK: generateText with Output.object via openai.chat gets its object', async () => {
+    await clearStubRequests(stubbed.stubUrl);
+    const result = await generateText({ model: aiSdk().chat(MODEL), output: Output.object({ schema: place }), prompt: 'Where?', maxRetries: 0 });
+    assert.deepEqual(result.output, PLACE);
+    const [sent] = await sentToAnthropic();
+    assert.equal(sent!.body.output_config.format.type, 'json_schema');
+    assert.deepEqual(Object.keys(sent!.body.output_config.format.schema.properties), ['city', 'population']);
+  });
+
+  test('the AI SDK: streamText with Output.object gets its object from the stream', async () => {
+    const result = streamText({ model: aiSdk().chat(MODEL), output: Output.object({ schema: place }), prompt: 'Where?', maxRetries: 0 });
+    assert.deepEqual(await result.output, PLACE);
+  });
+
+  test('LangChain: ChatOpenAI withStructuredOutput (its json_schema method) gets its object', async () => {
+    await clearStubRequests(stubbed.stubUrl);
+    const model = new ChatOpenAI({ model: MODEL, apiKey: stack.apiKey, configuration: { baseURL: `${stack.gatewayUrl}/ai` }, maxRetries: 0 });
+    const out = await model.withStructuredOutput(place, { name: 'place' }).invoke('Where?');
+    assert.deepEqual(out, PLACE);
+    const [sent] = await sentToAnthropic();
+    assert.equal(sent!.body.output_config.format.type, 'json_schema');
+  });
+});
