@@ -5,9 +5,10 @@
  *
  * - the `openai` SDK's `response_format` json_schema reaches Anthropic as `output_config.format`; the members
  *   Anthropic has no place for (`seed`, `tools[0].function.strict`, `messages[1].name`, …) are not sent and are
- *   named in `Svc-Removed-Members` and the log record's `svc-removed-members`;
- * - what the client relies on and Anthropic cannot give (`logprobs`, audio output, JSON mode) is a 400 naming it, and
- *   nothing reaches the provider;
+ *   named in `Svc-Removed-Members` and the log record's `svc-removed-members`; `max_completion_tokens` is clamped to
+ *   the model's output limit;
+ * - what the client relies on and Anthropic cannot give (`logprobs`, audio output, a temperature above 1) is a 400
+ *   naming it, and nothing reaches the provider; the Responses API's temperature the same;
  * - the Vercel AI SDK's `generateText` with `Output.object` (non-streamed and streamed) through `openai.chat(…)` and
  *   LangChain's `withStructuredOutput` get their object.
  */
@@ -84,6 +85,7 @@ describe('chat completions → Anthropic, with the openai SDK', () => {
         store: true,
         service_tier: 'default',
         prediction: { type: 'content', content: 'x' },
+        max_completion_tokens: 1_000_000,
         foo_unknown: 1,
       } as any)
       .withResponse();
@@ -91,6 +93,7 @@ describe('chat completions → Anthropic, with the openai SDK', () => {
     const [sent] = await sentToAnthropic();
     assert.equal(sent!.url, '/v1/messages');
     assert.deepEqual(sent!.body.output_config, { format: { type: 'json_schema', schema: SCHEMA } });
+    assert.equal(sent!.body.max_tokens, 64000);
     assert.deepEqual(Object.keys(sent!.body).sort(), ['max_tokens', 'messages', 'model', 'output_config', 'system', 'tools']);
     assert.deepEqual(sent!.body.tools, [{ name: 'lookup', input_schema: { type: 'object', properties: {} } }]);
     const expected = [
@@ -114,15 +117,25 @@ describe('chat completions → Anthropic, with the openai SDK', () => {
     assert.deepEqual(JSON.parse(rec.request_properties['svc-removed-members']), expected);
   });
 
-  test('logprobs, audio output and JSON mode are refused naming them; nothing reaches Anthropic', async () => {
+  test('logprobs, audio output and a temperature above 1 are refused naming them; nothing reaches Anthropic', async () => {
     await clearStubRequests(stubbed.stubUrl);
     const base = { model: MODEL, messages: [{ role: 'user' as const, content: 'hi' }] };
     const logprobs = await badRequest(() => openai().chat.completions.create({ ...base, logprobs: true, top_logprobs: 2 }));
     assert.equal(logprobs.param, 'logprobs');
     const audio = await badRequest(() => openai().chat.completions.create({ ...base, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }));
     assert.match(String(audio.param), /^(modalities|audio)$/);
+    const hot = await badRequest(() => openai().chat.completions.create({ ...base, temperature: 1.7 }));
+    assert.equal(hot.param, 'temperature');
+    assert.match(hot.message, /between 0 and 1/);
     const jsonMode = await badRequest(() => openai().chat.completions.create({ ...base, response_format: { type: 'json_object' } }));
     assert.equal(jsonMode.param, 'response_format.type');
+    assert.deepEqual(await sentToAnthropic(), []);
+  });
+
+  test('the Responses API to Anthropic: a temperature above 1 is refused naming temperature', async () => {
+    await clearStubRequests(stubbed.stubUrl);
+    const err = await badRequest(() => openai().responses.create({ model: MODEL, input: 'hi', temperature: 1.5 }));
+    assert.equal(err.param, 'temperature');
     assert.deepEqual(await sentToAnthropic(), []);
   });
 });

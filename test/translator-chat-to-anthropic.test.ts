@@ -1,7 +1,8 @@
 /**
  * The chat completions → Messages request translation member by member (proxy/translators/openai-chat-to-anthropic-messages/):
- * every member is mapped, recorded in `call.removed`, or refused with a 400 naming it. And the same rules on the
- * Responses → Messages route, which goes through this translator, named as the Responses client sent them.
+ * every member is mapped, recorded in `call.removed`, or refused with a 400 naming it; `max_tokens` clamped to the
+ * model table's output limit; a temperature above Anthropic's 1 refused. And the same rules on the Responses →
+ * Messages route, which goes through this translator, named as the Responses client sent them.
  */
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
@@ -38,7 +39,7 @@ function refusal(fn: () => unknown): GatewayError {
 const base = (extra: Record<string, unknown> = {}) => ({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi' }], ...extra });
 
 describe('chat → Messages: top-level members', () => {
-  it('the tester\'s request: json_schema → output_config.format, every other member recorded', () => {
+  it('the tester\'s request: json_schema → output_config.format, every other member recorded, max_tokens clamped', () => {
     const c = call(
       base({
         response_format: { type: 'json_schema', json_schema: { name: 'place', schema: SCHEMA, strict: true } },
@@ -55,13 +56,14 @@ describe('chat → Messages: top-level members', () => {
         logprobs: false,
         top_logprobs: 2,
         foo_unknown: 1,
+        max_completion_tokens: 1_000_000,
       }),
     );
     const body = wire(c);
     assert.deepEqual(body, {
       model: 'claude-sonnet-4-5',
       messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
-      max_tokens: 4096,
+      max_tokens: 64000,
       output_config: { format: { type: 'json_schema', schema: SCHEMA } },
     });
     assert.deepEqual(c.removed, ['seed', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'reasoning_effort', 'store', 'service_tier', 'prediction', 'top_logprobs', 'foo_unknown', 'metadata.tag']);
@@ -93,6 +95,8 @@ describe('chat → Messages: top-level members', () => {
     ['response_format json_object (no JSON mode)', { response_format: { type: 'json_object' } }, 'response_format.type'],
     ['an unknown response_format type', { response_format: { type: 'xml' } }, 'response_format.type'],
     ['a json_schema without a schema object', { response_format: { type: 'json_schema', json_schema: { name: 'x' } } }, 'response_format.json_schema.schema'],
+    ['temperature above 1 (OpenAI\'s range is 0 to 2)', { temperature: 1.7 }, 'temperature'],
+    ['temperature below 0', { temperature: -0.1 }, 'temperature'],
     ['temperature not a number', { temperature: '0.5' }, 'temperature'],
     ['max_completion_tokens not a positive integer', { max_completion_tokens: 0 }, 'max_completion_tokens'],
     ['stop not strings', { stop: [1] }, 'stop'],
@@ -106,7 +110,16 @@ describe('chat → Messages: top-level members', () => {
     });
   }
 
-  it('max_tokens: max_completion_tokens wins and a different max_tokens is recorded; the default when neither is sent', () => {
+  it('the temperature refusal says Anthropic\'s range; 0 and 1 pass as they are', () => {
+    assert.match(refusal(() => toAnthropicRequest(base({ temperature: 1.7 }), false)).message, /between 0 and 1.*got 1\.7/);
+    assert.equal(toAnthropicRequest(base({ temperature: 1 }), false).temperature, 1);
+    assert.equal(toAnthropicRequest(base({ temperature: 0 }), false).temperature, 0);
+  });
+
+  it('max_tokens: clamped to the model table\'s output limit; as sent for a model the table does not know; max_completion_tokens wins and a different max_tokens is recorded', () => {
+    assert.equal(wire(call(base({ max_tokens: 1_000_000 }))).max_tokens, 64000);
+    assert.equal(wire(call(base({ max_tokens: 1000 }))).max_tokens, 1000);
+    assert.equal(wire(call({ ...base({ max_tokens: 1_000_000 }), model: 'claude-from-the-future' })).max_tokens, 1_000_000);
     assert.equal(wire(call(base())).max_tokens, 4096);
     const both = call(base({ max_tokens: 10, max_completion_tokens: 20 }));
     assert.equal(wire(both).max_tokens, 20);
@@ -194,6 +207,12 @@ describe('chat → Messages: nested members', () => {
 });
 
 describe('Responses → Messages (through chat): the same rules, in the Responses client\'s names', () => {
+  it('temperature above 1 is refused naming temperature', () => {
+    const err = refusal(() => openAIResponsesToAnthropicMessages.translateRequest(call({ model: 'claude-haiku-4-5', input: 'x', temperature: 1.5 })));
+    assert.equal(err.param, 'temperature');
+    assert.match(err.message, /between 0 and 1/);
+  });
+
   it('an image detail, a strict tool and a format description are recorded under their Responses paths', () => {
     const c = call({
       model: 'claude-haiku-4-5',

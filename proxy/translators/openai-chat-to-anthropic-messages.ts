@@ -226,9 +226,9 @@ export function createAnthropicStreamMapper(call: TranslatorCall): Transform {
 // The translator
 // ---------------------------------------------------------------------------------------------
 
-/** The Messages body of the call; removed members go to `call.removed` (when present). */
+/** The Messages body of the call; removed members go to `call.removed` (when present), the model table is `call.provider`'s, else Anthropic's. */
 function translateRequest(call: TranslatorCall): Buffer {
-  return Buffer.from(JSON.stringify(toAnthropicRequest(call.body, call.stream, call.removed)));
+  return Buffer.from(JSON.stringify(toAnthropicRequest(call.body, call.stream, call.removed, call.provider ?? 'anthropic')));
 }
 
 function translateResponse(body: Buffer): MappedResponse {

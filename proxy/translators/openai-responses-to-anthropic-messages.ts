@@ -14,6 +14,7 @@
  * | `response_format` `json_object` | refused (400 naming `text.format.type`): Anthropic has no JSON mode |
  * | `tools[i].function.strict: true` (`tools[i].strict`, `tools[i].tools[j].strict`) | removed and recorded, as on the chat route (./openai-chat-to-anthropic-messages/tools.ts) |
  * | no `max_tokens` (no `max_output_tokens`) | the model table's default output tokens of the model (Anthropic requires `max_tokens`; the Responses API's default is the model's limit), else the chat → Messages default |
+ * | `temperature` above 1 | refused (400 naming `temperature`) by the chat → Messages translator: Anthropic takes 0 to 1 |
  *
  * What the chat → Messages translator removes of the messages (an image's `detail`) is recorded under the Responses
  * member it came from (`input[2].content[1].detail`).

@@ -6,8 +6,8 @@
  * | --- | --- |
  * | `model` | `model` |
  * | `messages` | `system` and `messages` (./messages.ts) |
- * | `max_completion_tokens`, `max_tokens` | `max_tokens` (`max_completion_tokens` wins; a different `max_tokens` beside it is recorded); {@link ANTHROPIC_DEFAULT_MAX_TOKENS} when neither is set (Anthropic requires one) |
- * | `temperature` | `temperature` |
+ * | `max_completion_tokens`, `max_tokens` | `max_tokens` (`max_completion_tokens` wins; a different `max_tokens` beside it is recorded), clamped to the model table's output limit of the provider's model when it has one; {@link ANTHROPIC_DEFAULT_MAX_TOKENS} when neither is set (Anthropic requires one) |
+ * | `temperature` | `temperature` when 0 to 1; above 1 refused (400): Anthropic takes 0 to 1, OpenAI 0 to 2, and rescaling would change what the client asked for |
  * | `top_p` | `top_p` |
  * | `top_k` (a vendor extra of LiteLLM and OpenRouter clients) | `top_k` |
  * | `stop` | `stop_sequences` |
@@ -35,11 +35,15 @@ import type { ChatCompletionRequest } from '../../../shared/chat.ts';
 import { badRequest } from '../../errors.ts';
 import { anthropicOutputFormat, CHAT_FORMAT_PATHS } from '../shared/anthropic-output-format.ts';
 import { stopList } from '../shared/openai-chat-request.ts';
+import { outputTokenLimit } from '../shared/openai-chat-target.ts';
 import { isEmptyMember, numberAt } from '../shared/request-members.ts';
 import { isRecord } from '../shared/values.ts';
 import { ANTHROPIC_DEFAULT_MAX_TOKENS, type AnthropicRequest } from '../wire/anthropic-messages.ts';
 import { anthropicTurns } from './messages.ts';
 import { anthropicTools, anthropicToolChoice } from './tools.ts';
+
+/** Anthropic's highest `temperature` (its range is 0 to 1; OpenAI's 0 to 2). */
+export const ANTHROPIC_MAX_TEMPERATURE = 1;
 
 /** What the top-level members write while they are read. */
 interface Pending {
@@ -73,6 +77,14 @@ function stop(value: unknown, p: Pending): void {
   if (stops) p.out.stop_sequences = stops;
 }
 
+function temperature(value: unknown, p: Pending): void {
+  const t = numberAt(value, 'temperature');
+  if (t < 0 || t > ANTHROPIC_MAX_TEMPERATURE) {
+    throw badRequest(`temperature must be between 0 and 1 for anthropic (OpenAI's range is 0 to 2 and is not rescaled), got ${t}`, 'temperature');
+  }
+  p.out.temperature = t;
+}
+
 /** `top_k`, a vendor extra of OpenAI-compatible clients (LiteLLM, OpenRouter) that Anthropic takes as it is. */
 function topK(value: unknown, p: Pending): void {
   positiveInteger(value, 'top_k');
@@ -99,7 +111,7 @@ const HANDLERS: ReadonlyMap<string, MemberHandler> = new Map<string, MemberHandl
   // `max_tokens` is set from both once the members are read; each is checked here.
   ['max_tokens', (v) => positiveInteger(v, 'max_tokens')],
   ['max_completion_tokens', (v) => positiveInteger(v, 'max_completion_tokens')],
-  ['temperature', (v, p) => (p.out.temperature = numberAt(v, 'temperature'))],
+  ['temperature', temperature],
   ['top_p', (v, p) => (p.out.top_p = numberAt(v, 'top_p'))],
   ['top_k', topK],
   ['stop', stop],
@@ -149,24 +161,27 @@ function endUser(p: Pending): void {
   }
 }
 
-/** `max_tokens`: the client's cap, or the default (table above). */
-function maxTokensOf(p: Pending): number {
+/** `max_tokens`: the client's cap clamped to the model's output limit, or the default (table above). */
+function maxTokensOf(p: Pending, provider: string | undefined): number {
   const { body } = p;
   const completion = body.max_completion_tokens ?? undefined;
   const legacy = body.max_tokens ?? undefined;
   if (completion !== undefined && legacy !== undefined && completion !== legacy) p.removed.push('max_tokens');
   const asked = completion ?? legacy;
-  return asked ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+  if (asked === undefined) return ANTHROPIC_DEFAULT_MAX_TOKENS;
+  const limit = outputTokenLimit(provider, p.out.model);
+  return limit !== undefined && asked > limit ? limit : asked;
 }
 
 /**
  * Maps an OpenAI chat-completions body (untrusted JSON, `model` already the provider's model) to an Anthropic Messages
- * request body per the table above, pushing the paths of the client members it removes to `removed`.
+ * request body per the table above, pushing the paths of the client members it removes to `removed`. `provider` (the
+ * config name, `anthropic`) picks the model table's output limit; absent: no clamp.
  * @throws {GatewayError} 400 naming the member when the body is malformed or asks for what Anthropic cannot honour
  *   and the client relies on (`n` > 1, `logprobs`, audio output, `functions`, `web_search_options`, `json_object`,
- *   an audio part, an unknown role, a non-function tool, tool-call arguments that are not JSON).
+ *   a temperature above 1, an audio part, an unknown role, a non-function tool, tool-call arguments that are not JSON).
  */
-export function toAnthropicRequest(body: ChatCompletionRequest, stream: boolean, removed: string[] = []): AnthropicRequest {
+export function toAnthropicRequest(body: ChatCompletionRequest, stream: boolean, removed: string[] = [], provider?: string): AnthropicRequest {
   if (!isRecord(body)) throw badRequest('the request body must be a JSON object', null);
   if (!Array.isArray(body.messages)) throw badRequest('messages must be an array', 'messages');
   const { systemBlocks, messages } = anthropicTurns(body, removed);
@@ -185,7 +200,7 @@ export function toAnthropicRequest(body: ChatCompletionRequest, stream: boolean,
     if (handler) handler(value, p);
     else if (!isEmptyMember(value)) removed.push(key);
   }
-  out.max_tokens = maxTokensOf(p);
+  out.max_tokens = maxTokensOf(p, provider);
   const toolChoice = anthropicToolChoice(body);
   if (toolChoice) out.tool_choice = toolChoice;
   endUser(p);
