@@ -10,10 +10,13 @@
  * - what the client relies on and Anthropic cannot give (`logprobs`, audio output, a temperature above 1) is a 400
  *   naming it, and nothing reaches the provider; the Responses API's temperature the same;
  * - the Vercel AI SDK's `generateText` with `Output.object` (non-streamed and streamed) through `openai.chat(…)` and
- *   LangChain's `withStructuredOutput` get their object.
+ *   LangChain's `withStructuredOutput` get their object;
+ * - Messages → chat completions: the Anthropic SDK's five `stop_sequences` to an OpenAI model are a 400 in Anthropic's
+ *   error shape naming `stop_sequences` (OpenAI takes at most four); four reach OpenAI (the stack's stub-upstream).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
 import { createOpenAI } from '@ai-sdk/openai';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateText, Output, streamText } from 'ai';
@@ -164,5 +167,30 @@ describe('structured output clients through chat completions to Anthropic', () =
     assert.deepEqual(out, PLACE);
     const [sent] = await sentToAnthropic();
     assert.equal(sent!.body.output_config.format.type, 'json_schema');
+  });
+});
+
+describe('Messages → chat completions, with the Anthropic SDK', () => {
+  const anthropic = () => new Anthropic({ baseURL: stack.gatewayUrl, apiKey: stack.apiKey, maxRetries: 0 });
+  const stackStub = async (): Promise<Json[]> => (await stubRequests(stack.stubUrl)).filter((r) => r.url === '/v1/chat/completions');
+
+  test('five stop_sequences to an OpenAI model: a 400 in Anthropic\'s shape naming stop_sequences; four reach OpenAI as stop', async () => {
+    await clearStubRequests(stack.stubUrl);
+    const body = { model: 'openai/gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user' as const, content: 'hi' }] };
+    let error: Json | undefined;
+    try {
+      await anthropic().messages.create({ ...body, stop_sequences: ['a', 'b', 'c', 'd', 'e'] });
+    } catch (err) {
+      error = err as Json;
+    }
+    assert.equal(error?.status, 400);
+    assert.equal(error?.error?.type, 'error');
+    assert.equal(error?.error?.error?.type, 'invalid_request_error');
+    assert.match(error?.error?.error?.message, /^stop_sequences: at most 4 when translated to chat completions/);
+    assert.deepEqual(await stackStub(), []);
+    await anthropic().messages.create({ ...body, stop_sequences: ['a', 'b', 'c', 'd'] });
+    const sent = await stackStub();
+    assert.equal(sent.length, 1);
+    assert.deepEqual(sent[0]!.body.stop, ['a', 'b', 'c', 'd']);
   });
 });

@@ -388,6 +388,20 @@ describe('member mappings', () => {
     assert.deepEqual(together.removed, []);
   });
 
+  it('stop_sequences: four go as stop; five are refused naming stop_sequences (chat takes at most four), in Anthropic\'s error shape', () => {
+    const four = ['a', 'b', 'c', 'd'];
+    assert.deepEqual(toChatRequest(base({ stop_sequences: four }), 'openai').body.stop, four);
+    const err = refusal(() => anthropicMessagesToOpenAIChat.translateRequest(call(base({ stop_sequences: [...four, 'e'] }), 'openai')));
+    assert.equal(err.param, 'stop_sequences');
+    assert.match(err.message, /^stop_sequences: at most 4 when translated to chat completions/);
+    assert.deepEqual(clientErrorBody('anthropic-messages', { message: err.message, type: err.type, param: err.param, code: err.code }, err.status), {
+      type: 'error',
+      error: { type: 'invalid_request_error', message: err.message },
+    });
+    // Counting input tokens sends no stop sequence: all five are kept for the count.
+    assert.equal((toChatRequest(base({ stop_sequences: [...four, 'e'] }), 'openai', 'count_tokens').body.stop as string[]).length, 5);
+  });
+
   it('tool_choice: auto, any → required, tool → named function, none; disable_parallel_tool_use → parallel_tool_calls false', () => {
     const tools = [{ name: 'f', input_schema: { type: 'object' } }];
     const choice = (tool_choice: unknown) => toChatRequest(base({ tools, tool_choice }), 'openai').body;

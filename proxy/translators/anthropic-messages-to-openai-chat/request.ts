@@ -8,7 +8,7 @@
  * | `system`, `messages` | `messages` (./messages.ts) |
  * | `max_tokens` | `max_tokens` (`max_completion_tokens` for OpenAI and Azure), clamped to the model table's output limit of the provider's model when it has one; passed as is otherwise |
  * | `stream: true` | `stream: true`, `stream_options: {include_usage: true}` (usage arrives in the last chunk) |
- * | `stop_sequences` | `stop` |
+ * | `stop_sequences` | `stop`; more than 4 refused (400): chat completions take at most 4 (OpenAI's limit) |
  * | `temperature`, `top_p` | the same |
  * | `top_k` | `top_k` where the provider takes it (Together, Fireworks, OpenRouter), else removed |
  * | `metadata.user_id` | `user`, as its SHA-256 (base64url) when longer than OpenAI's 64 characters (other `metadata` members removed) |
@@ -88,9 +88,24 @@ function stream(value: unknown, p: Pending): void {
   }
 }
 
+/** The most stop sequences chat completions take (OpenAI's `stop`: "up to 4 sequences"). */
+export const CHAT_MAX_STOP_SEQUENCES = 4;
+
+/**
+ * `stop_sequences` → `stop`; more than {@link CHAT_MAX_STOP_SEQUENCES} are refused here rather than by the provider
+ * (OpenAI answers 400), and dropping some would let the answer run past a sequence the client stops on.
+ */
 function stopSequences(value: unknown, p: Pending): void {
   if (!Array.isArray(value) || !value.every((s) => typeof s === 'string')) {
     throw badRequest('stop_sequences must be an array of strings', 'stop_sequences');
+  }
+  // A count of input tokens sends no stop sequence anywhere.
+  if (value.length > CHAT_MAX_STOP_SEQUENCES && p.purpose === 'messages') {
+    throw badRequest(
+      `stop_sequences: at most ${CHAT_MAX_STOP_SEQUENCES} when translated to chat completions (OpenAI's limit), got ${value.length}`,
+      'stop_sequences',
+      'unsupported_parameter',
+    );
   }
   if (value.length) p.out.stop = value as string[];
 }
