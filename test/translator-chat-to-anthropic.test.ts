@@ -11,6 +11,7 @@ import { GatewayError } from '../proxy/errors.ts';
 import { openAIChatToAnthropicMessages, toAnthropicRequest } from '../proxy/translators/openai-chat-to-anthropic-messages.ts';
 import { openAIResponsesToAnthropicMessages } from '../proxy/translators/openai-responses-to-anthropic-messages.ts';
 import type { TranslatorCall } from '../proxy/translators/types.ts';
+import { refusal } from './support/refusal.ts';
 
 const REQUEST_ID = '00000000-0000-4000-8000-000000000001';
 const SCHEMA = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
@@ -24,17 +25,6 @@ function wire(c: TranslatorCall, translator = openAIChatToAnthropicMessages): an
   return JSON.parse(translator.translateRequest(c).toString('utf8'));
 }
 
-/** The 400 a translation throws. */
-function refusal(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `a GatewayError, got ${String(err)}`);
-    assert.equal(err.status, 400);
-    return err;
-  }
-  assert.fail('expected a 400');
-}
 
 const base = (extra: Record<string, unknown> = {}) => ({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi' }], ...extra });
 

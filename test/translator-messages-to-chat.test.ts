@@ -23,6 +23,7 @@ import {
 import { decodeCarried } from '../proxy/translators/anthropic-messages-to-openai-chat/carried-reasoning.ts';
 import { DESCRIPTION_CONTINUED } from '../proxy/translators/anthropic-messages-to-openai-chat/tools.ts';
 import type { TranslatorCall } from '../proxy/translators/types.ts';
+import { refusal } from './support/refusal.ts';
 
 const fixture = (path: string): any => JSON.parse(readFileSync(new URL(`./fixtures/${path}`, import.meta.url), 'utf8'));
 const REQUEST_ID = '00000000-0000-4000-8000-000000000001';
@@ -36,17 +37,6 @@ function call(body: any, provider?: string, removed: string[] = []): TranslatorC
   return { body, stream: body.stream === true, requestId: REQUEST_ID, removed, ...(provider ? { provider } : {}) };
 }
 
-/** The 400 a translation throws, with its `param`. */
-function refusal(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `a GatewayError, got ${String(err)}`);
-    assert.equal(err.status, 400);
-    return err;
-  }
-  assert.fail('expected a 400');
-}
 
 const base = (extra: Record<string, unknown> = {}) => ({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], ...extra });
 

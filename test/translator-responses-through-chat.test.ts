@@ -16,6 +16,7 @@ import { openAIResponsesToAnthropicMessages } from '../proxy/translators/openai-
 import { openAIResponsesToBedrockConverse } from '../proxy/translators/openai-responses-to-bedrock-converse.ts';
 import type { MappingTranslator, TranslatorCall } from '../proxy/translators/types.ts';
 import { events, fold, run, split, SPLITS } from './support/responses-stream.ts';
+import { refusal } from './support/refusal.ts';
 
 const FIXTURES = new URL('./fixtures/', import.meta.url);
 const bytes = (path: string): Buffer => readFileSync(new URL(path, FIXTURES));
@@ -32,16 +33,6 @@ function wire(translator: MappingTranslator, c: TranslatorCall): any {
   return JSON.parse(translator.translateRequest(c).toString('utf8'));
 }
 
-function refusal(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `a GatewayError, got ${String(err)}`);
-    assert.equal(err.status, 400);
-    return err;
-  }
-  assert.fail('expected a 400');
-}
 
 describe('openai-responses → anthropic-messages', () => {
   it('is registered for its pair, going through chat completions', () => {

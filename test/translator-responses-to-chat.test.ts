@@ -21,6 +21,7 @@ import {
 } from '../proxy/translators/openai-responses-to-openai-chat/index.ts';
 import { encodeCarried } from '../proxy/translators/shared/carried-reasoning.ts';
 import type { TranslatorCall } from '../proxy/translators/types.ts';
+import { refusal } from './support/refusal.ts';
 
 const fixture = (path: string): any => JSON.parse(readFileSync(new URL(`./fixtures/${path}`, import.meta.url), 'utf8'));
 const REQUEST_ID = '00000000-0000-4000-8000-000000000001';
@@ -30,17 +31,6 @@ function call(body: any, provider?: string, removed: string[] = []): TranslatorC
   return { body, stream: body.stream === true, requestId: REQUEST_ID, removed, ...(provider ? { provider } : {}) };
 }
 
-/** The 400 a translation throws, with its `param`. */
-function refusal(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `a GatewayError, got ${String(err)}`);
-    assert.equal(err.status, 400);
-    return err;
-  }
-  assert.fail('expected a 400');
-}
 
 /** A minimal Responses body with `extra` members. */
 function base(extra: Record<string, unknown> = {}): Record<string, unknown> {
