@@ -20,7 +20,7 @@ import type { Sql } from '../../db.ts';
 import { auth, HttpError, ok } from '../../http.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
 import { DatasetRowsBody, ListDatasetsBody, NewestDatasetBody, RandomDatasetBody } from './schema.ts';
-import { createNewestDataset, createRandomDataset, datasetInputs, datasetRows, listDatasets, type DatasetInputRow } from './store.ts';
+import { createNewestDataset, createRandomDataset, datasetRows, listDatasets, type DatasetRequestRow } from './store.ts';
 
 /**
  * A dataset row as the reference's PromptInputRecord: `id`, `source_request` and `dataset_row_id`
@@ -28,7 +28,7 @@ import { createNewestDataset, createRandomDataset, datasetInputs, datasetRows, l
  * made with, each value as text (`{}` and `prompt_version` "" without a managed prompt), `created_at`
  * when the row joined the dataset, the bodies as JSON text, and `auto_prompt_inputs` [] (none kept).
  */
-function toInputRecord(r: DatasetInputRow): Record<string, unknown> {
+function toInputRecord(r: DatasetRequestRow): Record<string, unknown> {
   const inputs: Record<string, string> = {};
   for (const [name, v] of Object.entries(r.prompt_inputs ?? {})) inputs[name] = typeof v === 'string' ? v : JSON.stringify(v);
   return {
@@ -37,7 +37,7 @@ function toInputRecord(r: DatasetInputRow): Record<string, unknown> {
     dataset_row_id: r.request_id,
     source_request: r.request_id,
     prompt_version: r.prompt_version_id ?? '',
-    created_at: r.created_at.toISOString(),
+    created_at: r.added_at.toISOString(),
     request_body: JSON.stringify(r.request_body ?? null),
     response_body: JSON.stringify(r.response_body ?? null),
     auto_prompt_inputs: [],
@@ -66,7 +66,7 @@ export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): v
   router.post('/v1/experiment/dataset/:datasetId/inputs/query', async (ctx) => {
     const id = uuidParam(ctx, 'datasetId', 'dataset');
     const body = await readSafeBody(ctx, DatasetRowsBody, maxBodyBytes);
-    const rows = await datasetInputs(sql, auth(ctx).organizationId, id, body);
+    const rows = await datasetRows(sql, auth(ctx).organizationId, id, body);
     if (!rows) throw new HttpError(404, `dataset ${id} not found`);
     ok(ctx, rows.map(toInputRecord));
   });

@@ -90,13 +90,19 @@ export async function listDatasets(sql: Sql, organizationId: string, promptVersi
         order by d.created_at desc, d.id desc`;
 }
 
-/** One row of a dataset with the request it points to (`created_at`: the request's). */
+/**
+ * One row of a dataset with the request it points to (`created_at`: the request's; `added_at`: when
+ * the row joined the dataset) and the managed-prompt inputs and version it was made with (null without).
+ */
 export interface DatasetRequestRow {
   request_id: string;
   position: number;
   created_at: Date;
+  added_at: Date;
   request_body: unknown;
   response_body: unknown;
+  prompt_inputs: Record<string, unknown> | null;
+  prompt_version_id: string | null;
 }
 
 /**
@@ -107,34 +113,8 @@ export async function datasetRows(sql: Sql, organizationId: string, datasetId: s
   const [ds] = await sql`select id from dataset where id = ${datasetId} and organization_id = ${organizationId}`;
   if (!ds) return null;
   return sql<DatasetRequestRow[]>`
-      select dr.request_id, dr.position, r.created_at, r.request_body, r.response_body
-      from dataset_row dr join request_log r on r.id = dr.request_id
-      where dr.dataset_id = ${datasetId} and dr.organization_id = ${organizationId}
-      order by dr.position
-      limit ${page.limit ?? DEFAULT_LIMIT} offset ${page.offset ?? 0}`;
-}
-
-/** One row of a dataset with its request's managed-prompt inputs (`POST …/dataset/{id}/inputs/query`). */
-export interface DatasetInputRow {
-  request_id: string;
-  /** When the row joined the dataset. */
-  created_at: Date;
-  prompt_inputs: Record<string, unknown> | null;
-  prompt_version_id: string | null;
-  request_body: unknown;
-  response_body: unknown;
-}
-
-/**
- * One page (`offset`/`limit`, default {@link DEFAULT_LIMIT}) of a dataset's rows in order, each
- * with the prompt inputs and version its request was made with (null without a managed prompt).
- * @returns null when the dataset does not exist in the organization.
- */
-export async function datasetInputs(sql: Sql, organizationId: string, datasetId: string, page: { offset?: number; limit?: number }): Promise<DatasetInputRow[] | null> {
-  const [ds] = await sql`select id from dataset where id = ${datasetId} and organization_id = ${organizationId}`;
-  if (!ds) return null;
-  return sql<DatasetInputRow[]>`
-      select dr.request_id, dr.created_at, r.prompt_inputs, r.prompt_version_id, r.request_body, r.response_body
+      select dr.request_id, dr.position, r.created_at, dr.created_at as added_at, r.request_body, r.response_body,
+        r.prompt_inputs, r.prompt_version_id
       from dataset_row dr join request_log r on r.id = dr.request_id
       where dr.dataset_id = ${datasetId} and dr.organization_id = ${organizationId}
       order by dr.position

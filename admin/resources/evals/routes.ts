@@ -10,14 +10,14 @@ import type { Sql } from '../../db.ts';
 import { auth, HttpError, ok } from '../../http.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
 import { EvalBody, ScoresBody } from './schema.ts';
-import { upsertScore, upsertScores } from './store.ts';
+import { upsertScores } from './store.ts';
 
 /** Registers the eval routes. `maxBodyBytes` bounds request bodies. */
 export function evalRoutes(router: Router, sql: Sql, maxBodyBytes: number): void {
   router.post('/v1/evals/:requestId', async (ctx) => {
     const id = uuidParam(ctx, 'requestId', 'request');
     const body = await readSafeBody(ctx, EvalBody, maxBodyBytes);
-    const stored = await upsertScore(sql, auth(ctx).organizationId, id, body.name, body.score);
+    const stored = await upsertScores(sql, auth(ctx).organizationId, id, { [body.name]: body.score });
     if (!stored) throw new HttpError(404, `request ${id} not found`);
     ok(ctx, null);
   });
