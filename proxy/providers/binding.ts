@@ -23,7 +23,8 @@ export class ProviderBinding {
   /**
    * True when error bodies are mapped ({@link mapError}) into the client dialect's shape; false: they pass through
    * untouched, because the transport has no mapping or its error bodies already are in the client dialect's shape
-   * (`transport.nativeErrorDialects`: Anthropic's errors to a Messages client, OpenAI's to a chat client).
+   * (`transport.nativeErrorDialects`: Anthropic's errors to a Messages client, OpenAI's to a chat client; not
+   * Gemini's, whose OpenAI-like error comes wrapped in an array an OpenAI client cannot read).
    */
   readonly mapsErrors: boolean;
   /**

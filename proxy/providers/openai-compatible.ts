@@ -3,9 +3,11 @@
  * groq, mistral, deepseek, xai, together, fireworks, openrouter, ollama and gemini (Google's OpenAI-compatible
  * endpoint). The request goes to `{baseUrl}/chat/completions` (or `/embeddings`) with `Authorization: Bearer
  * <provider key>`; with the identity translator the body is the client's bytes and the answer goes back
- * untouched, errors included. A Messages client's request is translated to chat completions and goes to the same
- * URL; its errors are mapped from OpenAI's shape to Anthropic's. A Responses client's request is translated to chat
- * completions too (its errors already are in OpenAI's shape). OpenAI itself speaks the Responses API
+ * untouched, errors included, except Gemini's: its compatibility endpoint wraps OpenAI's error object in a
+ * one-element array, which OpenAI's SDKs cannot read, so its errors are mapped for every client. A Messages
+ * client's request is translated to chat completions and goes to the same URL; its errors are mapped from OpenAI's
+ * shape to Anthropic's. A Responses client's request is translated to chat completions too (its errors already
+ * are in OpenAI's shape). OpenAI itself speaks the Responses API
  * natively (`openai-responses` at `responses`, `input_tokens` and `stored_response`): `POST {baseUrl}/responses`,
  * `/responses/input_tokens`, and the stored-response calls (`GET`/`DELETE {baseUrl}/responses/{id}`, `…/input_items`,
  * `POST …/cancel`), with the client's `x-codex-*`/`openai-*` headers sent on (./openai-headers.ts). A provider whose
@@ -13,14 +15,16 @@
  * (`Svc-Auth`: its `Authorization` goes as sent, or its `x-api-key` as `Authorization: Bearer <key>`); ollama takes
  * no key and sends none.
  * Sources: each provider's OpenAI-compatibility documentation (base URLs in shared/providers.ts); OpenAI's error
- * shape: https://platform.openai.com/docs/guides/error-codes; OpenAI API reference, "Responses".
+ * shape: https://platform.openai.com/docs/guides/error-codes; OpenAI API reference, "Responses"; Gemini's array
+ * as its users quote it (`[{"error": {"code": 400, "message", "status": "INVALID_ARGUMENT"}}]`, e.g.
+ * SuzumiyaAkizuki/ComfyUI-NewBie-LLM-Formatter#3).
  */
 import { PROVIDERS, type ProviderName } from '../../shared/providers.ts';
 import type { EndpointName } from '../endpoints/types.ts';
 import { providerKeyMissing } from '../errors.ts';
 import { errorTypeForStatus, redactSecrets, unreadableProviderError } from '../translators/shared/provider-errors.ts';
 import { isRecord, parseJson } from '../translators/shared/values.ts';
-import type { ProviderError, Translator, WireFormat } from '../translators/types.ts';
+import type { Dialect, ProviderError, Translator, WireFormat } from '../translators/types.ts';
 import { copyOpenAIHeaders } from './openai-headers.ts';
 import type { ProviderCall, ProviderTransport, UpstreamRequest } from './types.ts';
 
@@ -33,6 +37,16 @@ const RESPONSES_PATHS: Readonly<Partial<Record<EndpointName, string>>> = { respo
 /** The wire format at each endpoint kind of a provider that speaks only OpenAI's chat and embeddings formats. */
 const WIRE_FORMATS: Readonly<Partial<Record<EndpointName, WireFormat>>> = { chat: 'openai-chat', embeddings: 'openai-embeddings', messages: 'openai-chat', responses: 'openai-chat' };
 
+/** The dialects whose error shape (`{"error": {message, type, param, code}}`) these providers' error bodies have. */
+const OPENAI_ERROR_DIALECTS: readonly Dialect[] = ['openai-chat', 'openai-embeddings', 'openai-responses'];
+
+/**
+ * The providers whose error bodies are not OpenAI's object though their answers are: Gemini wraps it in a
+ * one-element array, which the `openai` SDK reports as "400 status code (no body)". Their errors are mapped
+ * ({@link mapOpenAIError}) for OpenAI-dialect clients too.
+ */
+const WRAPPED_ERRORS: ReadonlySet<ProviderName> = new Set(['gemini']);
+
 /** OpenAI's own: the Responses endpoint kinds in the Responses format, natively. */
 export const OPENAI_NATIVE: Readonly<Partial<Record<EndpointName, WireFormat>>> = {
   responses: 'openai-responses',
@@ -43,7 +57,9 @@ export const OPENAI_NATIVE: Readonly<Partial<Record<EndpointName, WireFormat>>> 
 /**
  * Maps an OpenAI-shaped error body (`{"error": {message, type, param, code}}`; Gemini's compatibility endpoint wraps
  * it in a one-element array) to the neutral error, keeping the provider's extra members; a body without that shape
- * keeps its text as message, type by status. Keys are redacted from messages.
+ * keeps its text as message, type by status. A numeric `code` beside a string `status` (Google's: 400 and
+ * `INVALID_ARGUMENT`) gives the status name as code, what a client can tell errors of one HTTP status apart by.
+ * Keys are redacted from messages.
  */
 export function mapOpenAIError(provider: string, status: number, body: Buffer): ProviderError {
   let parsed = parseJson(body);
@@ -55,7 +71,7 @@ export function mapOpenAIError(provider: string, status: number, body: Buffer): 
       message: typeof e.message === 'string' && e.message ? redactSecrets(e.message) : `${provider} returned HTTP ${status}`,
       type: typeof e.type === 'string' && e.type ? e.type : errorTypeForStatus(status),
       param: typeof e.param === 'string' ? e.param : null,
-      code: typeof e.code === 'string' || typeof e.code === 'number' ? String(e.code) : null,
+      code: typeof e.code === 'string' ? e.code : typeof e.status === 'string' ? e.status : typeof e.code === 'number' ? String(e.code) : null,
     };
   }
   return unreadableProviderError(provider, status, body);
@@ -96,8 +112,7 @@ export function openAICompatible(
   return {
     name,
     wireFormats,
-    // Their errors already are in OpenAI's shape: only Messages clients need them mapped.
-    nativeErrorDialects: ['openai-chat', 'openai-embeddings', 'openai-responses'],
+    nativeErrorDialects: WRAPPED_ERRORS.has(name) ? [] : OPENAI_ERROR_DIALECTS,
     buildRequest(call: ProviderCall, endpoint: EndpointName, translator: Translator): UpstreamRequest {
       const url = urlOf(urlCache, call.config.baseUrl, endpoint, translator.wireFormat, call);
       const credential = call.clientCredential ?? null;
