@@ -74,9 +74,15 @@ export function validateChatBody(b: Json): void {
 /**
  * Folds one `chat.completion.chunk` into the `chat.completion` assembled so far: content,
  * reasoning (`reasoning_content`, `reasoning`), refusal, tool calls (by `index`), finish reasons.
+ * `id`, `model` and `created` come from the first chunk that has them: Azure OpenAI's first chunk
+ * (the prompt's content-filter result, `prompt_filter_results`) and its content-filter offsets
+ * chunks carry `""` and `0` (Microsoft Learn, "Azure OpenAI content filtering", streaming).
  */
 export function foldChatChunk(into: Json | null, chunk: Json, text: TextBudget): Json {
   const a = into ?? { id: chunk.id, object: 'chat.completion', created: chunk.created, model: chunk.model, choices: [] };
+  if (!a.id && chunk.id) a.id = chunk.id;
+  if (!a.model && chunk.model) a.model = chunk.model;
+  if (!a.created && chunk.created) a.created = chunk.created;
   if (chunk.system_fingerprint) a.system_fingerprint = chunk.system_fingerprint;
   if (!Array.isArray(chunk.choices)) return a;
   for (const c of chunk.choices as Json[]) {
