@@ -55,8 +55,33 @@ function systemText(system: unknown): string {
 }
 
 /**
- * Estimated usage when the provider sent none: message texts in (a Messages `system` too), response
- * texts out (chat `choices`, Messages `content` text and `tool_use` input), in tokens.
+ * The prompt tokens of an `input`: embeddings take a string, an array of strings, an array of token
+ * ids or an array of such arrays (OpenAI API reference, "Create embeddings" → `input`), Responses a
+ * string or input items. Texts are counted; a token id is one token, not tokenized as the digits it
+ * is written with.
+ */
+function inputTokens(input: unknown): number {
+  if (!Array.isArray(input)) return itemTokens(input);
+  let n = 0;
+  for (const item of input) {
+    if (!Array.isArray(item)) n += itemTokens(item);
+    // One level deeper only: that is all the format has, and a hostile nesting costs no recursion.
+    else for (const inner of item) n += itemTokens(inner);
+  }
+  return n;
+}
+
+/** One text's tokens, 1 for one token id, a Responses input item's content text; anything else counts 0. */
+function itemTokens(item: unknown): number {
+  if (typeof item === 'string') return countTextTokens(item);
+  if (typeof item === 'number') return 1;
+  return item && typeof item === 'object' ? countTextTokens(textOf((item as Json).content)) : 0;
+}
+
+/**
+ * Estimated usage when the provider sent none: message texts in (a Messages `system` too), or an
+ * embeddings `input` (texts or token ids, {@link inputTokens}), response texts out (chat `choices`,
+ * Messages `content` text and `tool_use` input), in tokens.
  */
 function estimateUsage(record: LogRecord): { prompt: number; completion: number } | null {
   const req = record.requestBody as Json | null;
@@ -69,7 +94,7 @@ function estimateUsage(record: LogRecord): { prompt: number; completion: number 
     const system = systemText(req.system);
     if (system) prompt += 3 + countTextTokens(system);
   } else if (typeof req.input === 'string' || Array.isArray(req.input)) {
-    prompt = countTextTokens(Array.isArray(req.input) ? req.input.join('\n') : (req.input as string));
+    prompt = inputTokens(req.input);
   } else {
     return null;
   }
