@@ -6,6 +6,8 @@
  * - OpenAI chat completions (OpenAI API reference, "The chat completion object" → `usage`):
  *   `prompt_tokens` includes `prompt_tokens_details.cached_tokens`; the gateway's translators put
  *   Anthropic's and Bedrock's cache writes in `prompt_tokens_details.cache_write_tokens`.
+ *   Gemini and xAI count reasoning in `total_tokens` but not in `completion_tokens`
+ *   (shared/reasoning-usage.ts): for them the difference is added to the completion, as it is billed.
  * - Anthropic Messages (Anthropic API reference, "Messages" → `usage`; "Streaming Messages"):
  *   `input_tokens` EXCLUDES cached tokens, so the prompt is `input_tokens + cache_read_input_tokens +
  *   cache_creation_input_tokens`; `cache_creation.ephemeral_5m_input_tokens` /
@@ -16,6 +18,7 @@
  *   includes `input_tokens_details.cached_tokens`; `output_tokens_details.reasoning_tokens`.
  */
 import type { LogRecord } from '../shared/record.ts';
+import { uncountedReasoningTokens } from '../shared/reasoning-usage.ts';
 
 type Json = Record<string, unknown>;
 
@@ -25,7 +28,7 @@ export interface RecordUsage {
   promptTokens: number | null;
   completionTokens: number | null;
   totalTokens: number | null;
-  /** Completion tokens spent reasoning (OpenAI `reasoning_tokens`, Anthropic `thinking_tokens`). */
+  /** Completion tokens spent reasoning (OpenAI `reasoning_tokens`, Anthropic `thinking_tokens`, Gemini's thinking counted only in the total). */
   reasoningTokens: number | null;
   /** Prompt tokens read from the provider's cache. */
   cacheReadTokens: number | null;
@@ -54,16 +57,19 @@ function shapeOf(u: Json, endpoint: LogRecord['endpoint']): 'chat' | 'anthropic'
   return endpoint === 'chat' || endpoint === 'embeddings' ? 'chat' : 'anthropic';
 }
 
-function fromChat(u: Json): RecordUsage {
+/** Chat usage; `provider` (config name) says whether the total holds reasoning the completion leaves out. */
+function fromChat(u: Json, provider: string | null | undefined): RecordUsage {
   const p: Json = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
   const c: Json = isObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
   const prompt = tokens(u.prompt_tokens);
-  const completion = tokens(u.completion_tokens);
+  const hidden = uncountedReasoningTokens(provider, u);
+  const reported = tokens(u.completion_tokens);
+  const completion = hidden > 0 ? (reported ?? 0) + hidden : reported;
   return {
     promptTokens: prompt,
     completionTokens: completion,
     totalTokens: tokens(u.total_tokens) ?? (prompt !== null ? prompt + (completion ?? 0) : null),
-    reasoningTokens: tokens(c.reasoning_tokens),
+    reasoningTokens: tokens(c.reasoning_tokens) ?? (hidden > 0 ? hidden : null),
     cacheReadTokens: tokens(p.cached_tokens),
     cacheWriteTokens: tokens(p.cache_write_tokens),
     cacheWrite1hTokens: null,
@@ -134,12 +140,13 @@ export function mergedUsageObject(record: Pick<LogRecord, 'usage' | 'responseBod
 }
 
 /**
- * Reads a record's usage, whichever dialect it is in (see the module comment).
+ * Reads a record's usage, whichever dialect it is in (see the module comment). The record's
+ * `provider` (config name; absent or null: unknown) decides how chat usage counts reasoning.
  * @returns the counts, or null when the record carries no usage object. Never throws.
  */
-export function readUsage(record: Pick<LogRecord, 'usage' | 'responseBody' | 'endpoint'>): RecordUsage | null {
+export function readUsage(record: Pick<LogRecord, 'usage' | 'responseBody' | 'endpoint'> & Partial<Pick<LogRecord, 'provider'>>): RecordUsage | null {
   const u = mergedUsageObject(record);
   if (!u) return null;
   const shape = shapeOf(u, record.endpoint);
-  return shape === 'chat' ? fromChat(u) : shape === 'anthropic' ? fromAnthropic(u) : fromResponses(u);
+  return shape === 'chat' ? fromChat(u, record.provider) : shape === 'anthropic' ? fromAnthropic(u) : fromResponses(u);
 }

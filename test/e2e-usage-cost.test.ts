@@ -4,12 +4,20 @@
  * test/support/queued-answer-stub.ts, answering each request with the body the test queued: a
  * recorded fixture as it is, or a variant of one built here (named so where it is built).
  *
+ * - Gemini counts thinking in `total_tokens` only (prompt 35, completion 12, total 109) and bills it
+ *   as output: logged as 74 completion tokens and 62 reasoning on chat completions, Messages (JSON and
+ *   stream) and Responses, and the Messages and Responses clients see 74 output tokens.
  * - Embeddings given as token ids, answered without usage, are estimated as one token per id.
  * Run: node --import tsx --test test/e2e-usage-cost.test.ts
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { readMessagesStream } from './support/messages-stream.ts';
 import { fetchRecord, startStubbedStack, type StubbedStack } from './support/stack.ts';
+
+const FIXTURES = new URL('./fixtures/providers/', import.meta.url);
+const fixture = (path: string): string => readFileSync(new URL(path, FIXTURES), 'utf8');
 
 let env: StubbedStack;
 
@@ -17,6 +25,7 @@ before(async () => {
   env = await startStubbedStack('test/support/queued-answer-stub.ts', (stub) => ({
     providers: {
       gemini: { 'base-url': `${stub}/v1beta/openai` },
+      anthropic: { 'base-url': `${stub}/v1` },
     },
   }));
 });
@@ -29,6 +38,8 @@ async function queue(...answers: Array<{ body: string; contentType?: string }>):
   const res = await fetch(`${env.stubUrl}/__answers`, { method: 'POST', body: JSON.stringify(answers) });
   assert.equal(res.status, 200);
 }
+
+const sse = (body: string) => ({ body, contentType: 'text/event-stream' });
 
 /** POSTs `body` to the gateway with the stack's key: the status, the answer's text and the request id. */
 async function post(path: string, body: unknown): Promise<{ status: number; text: string; id: string }> {
@@ -56,6 +67,59 @@ async function logged(id: string, expected: Record<string, unknown>): Promise<Re
   };
   return Object.fromEntries(Object.keys(expected).map((k) => [k, all[k]]));
 }
+
+describe('Gemini: thinking counted only in total_tokens is output', () => {
+  const toolCall = fixture('gemini/openai-compat-chat-completion-tool-call.json');
+  // gemini-2.5-pro: $1.25 input, $10 output (thinking included): 35 × 1.25 + 74 × 10 = 783.75 → $0.00078375.
+  const expected = { prompt: 35, completion: 74, total: 109, reasoning: 62, source: 'provider', cost: 0.00078375 };
+  const tools = [{ type: 'function', function: { name: 'get_current_time', parameters: { type: 'object', properties: {} } } }];
+
+  test('chat completions: the answer as Gemini sent it; the log counts the 62 thinking tokens as output', async () => {
+    await queue({ body: toolCall });
+    const r = await post('/ai/chat/completions', { model: 'gemini/gemini-2.5-pro', messages: [{ role: 'user', content: 'time?' }], tools });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(JSON.parse(r.text).usage, { completion_tokens: 12, prompt_tokens: 35, total_tokens: 109 }, 'a passthrough answer is not rewritten');
+    assert.deepEqual(await logged(r.id, expected), expected);
+  });
+
+  test('Messages: output_tokens include the thinking, and the log total is Gemini\'s', async () => {
+    await queue({ body: toolCall });
+    const r = await post('/v1/messages', {
+      model: 'gemini/gemini-2.5-pro',
+      max_tokens: 1000,
+      messages: [{ role: 'user', content: 'time?' }],
+      tools: [{ name: 'get_current_time', input_schema: { type: 'object', properties: {} } }],
+    });
+    assert.equal(r.status, 200, r.text);
+    const usage = JSON.parse(r.text).usage;
+    assert.equal(usage.input_tokens, 35);
+    assert.equal(usage.output_tokens, 74);
+    assert.deepEqual(usage.output_tokens_details, { thinking_tokens: 62 });
+    assert.deepEqual(await logged(r.id, expected), expected);
+  });
+
+  test('Messages stream: message_delta carries the output with the thinking', async () => {
+    // Built from the recorded tool-call answer (no recorded Gemini stream exists): one text chunk
+    // with the finish reason and the answer's usage, as Gemini's stream ends, then [DONE].
+    const answer = JSON.parse(toolCall);
+    const chunk = { id: answer.id, object: 'chat.completion.chunk', created: answer.created, model: answer.model, choices: [{ index: 0, delta: { role: 'assistant', content: 'It is noon.' }, finish_reason: 'stop' }], usage: answer.usage };
+    await queue(sse(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`));
+    const r = await post('/v1/messages', { model: 'gemini/gemini-2.5-pro', max_tokens: 1000, stream: true, messages: [{ role: 'user', content: 'time?' }] });
+    assert.equal(r.status, 200, r.text);
+    const { usages } = readMessagesStream(r.text);
+    assert.equal(usages.at(-1)!.output_tokens, 74);
+    assert.deepEqual(await logged(r.id, expected), expected);
+  });
+
+  test('Responses: output_tokens include the thinking', async () => {
+    await queue({ body: toolCall });
+    const r = await post('/ai/responses', { model: 'gemini/gemini-2.5-pro', input: 'time?', tools: [{ type: 'function', name: 'get_current_time', parameters: { type: 'object', properties: {} } }] });
+    assert.equal(r.status, 200, r.text);
+    const usage = JSON.parse(r.text).usage;
+    assert.deepEqual([usage.input_tokens, usage.output_tokens, usage.output_tokens_details.reasoning_tokens, usage.total_tokens], [35, 74, 62, 109]);
+    assert.deepEqual(await logged(r.id, expected), expected);
+  });
+});
 
 describe('Embeddings given as token ids, answered without usage', () => {
   // Gemini's OpenAI-compatible embeddings answer, built here without usage (the case estimated).

@@ -130,9 +130,9 @@ describe('chat.completion → Responses response (recorded answers)', () => {
     assert.match((toResponse(json('mistral/chat-completion.json'), call()) as any).output[0].content[0].text, /^Hello! 😊/);
   });
 
-  it('Gemini tool call: an empty id gets a call id; the thought signature rides in a last reasoning item; thinking counted only in the total becomes reasoning tokens', () => {
+  it('Gemini tool call: an empty id gets a call id; the thought signature rides in a last reasoning item; thinking Gemini counts only in the total becomes reasoning tokens', () => {
     const c = json('gemini/openai-compat-chat-completion-tool-call.json');
-    const response = toResponse(c, call()) as any;
+    const response = toResponse(c, call({}, 'gemini')) as any;
     assert.deepEqual(response.output.slice(0, 1), [
       { id: `fc_${HEX}_0`, type: 'function_call', status: 'completed', arguments: '{}', call_id: `call_${HEX}_0`, name: 'get_current_time' },
     ]);

@@ -1,10 +1,12 @@
 /**
  * Reading a log record's usage in each dialect (admin/usage.ts): Anthropic Messages bodies and
  * streams from the recorded fixtures (input tokens exclude cached ones; 5-minute and 1-hour writes;
- * message_start and message_delta usage merged), OpenAI chat completions and Responses.
+ * message_start and message_delta usage merged), OpenAI chat completions (Gemini's and xAI's reasoning
+ * counted only in the total) and Responses.
  * Run: node --import tsx --test test/usage.test.ts
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { mergedUsageObject, readUsage } from '../admin/usage.ts';
 import type { LogRecord } from '../shared/record.ts';
@@ -108,6 +110,30 @@ describe('OpenAI usage', () => {
       usage: { prompt_tokens: 2000, completion_tokens: 300, total_tokens: 2300, prompt_tokens_details: { cached_tokens: 1024, cache_write_tokens: 10 }, completion_tokens_details: { reasoning_tokens: 64 } },
     })!;
     assert.deepEqual([u.promptTokens, u.completionTokens, u.totalTokens, u.cacheReadTokens, u.cacheWriteTokens, u.reasoningTokens], [2000, 300, 2300, 1024, 10, 64]);
+  });
+
+  it('chat completions from Gemini: the thinking counted only in total_tokens is completion and reasoning (the recorded tool call)', () => {
+    const usage = JSON.parse(readFileSync(new URL('./fixtures/providers/gemini/openai-compat-chat-completion-tool-call.json', import.meta.url), 'utf8')).usage;
+    assert.deepEqual(usage, { completion_tokens: 12, prompt_tokens: 35, total_tokens: 109 });
+    const u = readUsage({ endpoint: 'chat', provider: 'gemini', responseBody: null, usage })!;
+    assert.deepEqual([u.promptTokens, u.completionTokens, u.totalTokens, u.reasoningTokens], [35, 74, 109, 62]);
+    // xAI's documented example: 94 reasoning tokens beside 9 completion tokens, all in the total.
+    const xai = readUsage({ endpoint: 'chat', provider: 'xai', responseBody: null, usage: { prompt_tokens: 32, completion_tokens: 9, total_tokens: 135, completion_tokens_details: { reasoning_tokens: 94 } } })!;
+    assert.deepEqual([xai.completionTokens, xai.totalTokens, xai.reasoningTokens], [103, 135, 94]);
+  });
+
+  it('chat completions elsewhere: reasoning is already inside completion_tokens, and a total beyond the sum is not taken as output', () => {
+    // OpenAI: reasoning_tokens are part of completion_tokens; counting them again would double them.
+    const openai = readUsage({ endpoint: 'chat', provider: 'openai', responseBody: null, usage: { prompt_tokens: 20, completion_tokens: 500, total_tokens: 520, completion_tokens_details: { reasoning_tokens: 448 } } })!;
+    assert.deepEqual([openai.completionTokens, openai.totalTokens, openai.reasoningTokens], [500, 520, 448]);
+    const odd = { prompt_tokens: 35, completion_tokens: 12, total_tokens: 109 };
+    for (const provider of ['groq', undefined, null]) {
+      const u = readUsage({ endpoint: 'chat', provider, responseBody: null, usage: odd })!;
+      assert.deepEqual([u.completionTokens, u.reasoningTokens], [12, null], String(provider));
+    }
+    // Gemini usage already counting the thinking (as the gateway's own translations report it) is not counted twice.
+    const normalized = readUsage({ endpoint: 'chat', provider: 'gemini', responseBody: null, usage: { prompt_tokens: 35, completion_tokens: 74, total_tokens: 109 } })!;
+    assert.deepEqual([normalized.completionTokens, normalized.reasoningTokens], [74, null]);
   });
 
   it('Responses: input_tokens include cached tokens; reasoning under output_tokens_details', () => {

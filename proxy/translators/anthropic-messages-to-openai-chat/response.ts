@@ -22,6 +22,7 @@
  * Sources: https://docs.anthropic.com/en/api/messages (the message object),
  * https://platform.openai.com/docs/api-reference/chat/object (the chat completion object).
  */
+import { uncountedReasoningTokens } from '../../../shared/reasoning-usage.ts';
 import { carryMessageSignature, carryToolCallSignature, encodeCarried, geminiThoughtSignature, isEmptyCarried, type CarriedReasoning } from '../shared/carried-reasoning.ts';
 import { partsText, reasoningText } from '../shared/openai-chat-answer.ts';
 import { finiteOrZero, isRecord } from '../shared/values.ts';
@@ -34,20 +35,25 @@ import type { AnthropicBlock, AnthropicMessage, AnthropicUsage } from '../wire/a
  * (providers that report cache writes) else 0, `input_tokens` = `prompt_tokens` minus both (Anthropic's input
  * excludes cached tokens), `output_tokens` = `completion_tokens` (reasoning included, as Anthropic counts thinking),
  * and `output_tokens_details.thinking_tokens` = `completion_tokens_details.reasoning_tokens` when reported.
+ * `provider` (config name) is the one that answered: Gemini and xAI count reasoning in `total_tokens` only
+ * (../../../shared/reasoning-usage.ts), so for them that difference is added to `output_tokens` and, when no
+ * reasoning count came, is the `thinking_tokens`.
  */
-export function messagesUsage(usage: unknown): AnthropicUsage {
+export function messagesUsage(usage: unknown, provider?: string): AnthropicUsage {
   const u = isRecord(usage) ? usage : {};
   const details = isRecord(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
   const cacheRead = finiteOrZero(details.cached_tokens) || finiteOrZero(u.prompt_cache_hit_tokens);
   const cacheWrite = finiteOrZero(details.cache_write_tokens);
+  const hidden = uncountedReasoningTokens(provider, u);
   const result: AnthropicUsage = {
     input_tokens: Math.max(0, finiteOrZero(u.prompt_tokens) - cacheRead - cacheWrite),
-    output_tokens: finiteOrZero(u.completion_tokens),
+    output_tokens: finiteOrZero(u.completion_tokens) + hidden,
     cache_creation_input_tokens: cacheWrite,
     cache_read_input_tokens: cacheRead,
   };
   const completion = isRecord(u.completion_tokens_details) ? u.completion_tokens_details : {};
   if (typeof completion.reasoning_tokens === 'number') result.output_tokens_details = { thinking_tokens: completion.reasoning_tokens };
+  else if (hidden > 0) result.output_tokens_details = { thinking_tokens: hidden };
   return result;
 }
 
@@ -157,6 +163,6 @@ export function toMessage(completion: Record<string, unknown>, call: TranslatorC
     content,
     stop_reason: stop.stop_reason,
     stop_sequence: stop.stop_sequence,
-    usage: messagesUsage(completion.usage),
+    usage: messagesUsage(completion.usage, call.provider),
   };
 }

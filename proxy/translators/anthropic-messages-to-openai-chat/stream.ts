@@ -80,7 +80,7 @@ class MessagesStream extends ChatChunkSourceStream {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: isRecord(data.usage) ? messagesUsage(data.usage) : zeroUsage(),
+      usage: isRecord(data.usage) ? messagesUsage(data.usage, this.call.provider) : zeroUsage(),
     };
     this.out += anthropicSseEvent('message_start', { type: 'message_start', message });
   }
@@ -179,7 +179,7 @@ class MessagesStream extends ChatChunkSourceStream {
     }
     const body = this.call.body as unknown as Record<string, unknown>;
     const stop = stopInfo(this.finishReason, this.finishChoice, this.toolBlocks > 0, this.refused, body.stop_sequences);
-    this.out += anthropicSseEvent('message_delta', { type: 'message_delta', delta: stop, usage: messagesUsage(this.usage) });
+    this.out += anthropicSseEvent('message_delta', { type: 'message_delta', delta: stop, usage: messagesUsage(this.usage, this.call.provider) });
     this.out += anthropicSseEvent('message_stop', { type: 'message_stop' });
     this.state = 'done';
   }

@@ -18,6 +18,7 @@
  * Sources: https://platform.openai.com/docs/api-reference/responses/object (output items, usage),
  * https://platform.openai.com/docs/api-reference/chat/object.
  */
+import { uncountedReasoningTokens } from '../../../shared/reasoning-usage.ts';
 import { finiteOrZero, isRecord } from '../shared/values.ts';
 import type { ToolOrigin } from '../types.ts';
 import type { IncompleteReason } from './echo.ts';
@@ -34,24 +35,19 @@ export interface ResponsesUsage {
 /**
  * Responses usage (tokens) from chat usage: `input_tokens` = `prompt_tokens`, `cached_tokens` =
  * `prompt_tokens_details.cached_tokens` (or DeepSeek's `prompt_cache_hit_tokens`), `output_tokens` =
- * `completion_tokens`, `reasoning_tokens` = `completion_tokens_details.reasoning_tokens`, `total_tokens` the
- * provider's total. When the total exceeds prompt plus completion (Gemini counts its thinking only in the total), the
- * difference is reasoning the provider did not report apart: it is added to `output_tokens` and, when no reasoning
- * count was reported, is the `reasoning_tokens`, so input plus output equals the total as in OpenAI's usage.
+ * `completion_tokens`, `reasoning_tokens` = `completion_tokens_details.reasoning_tokens`, `total_tokens` = input plus
+ * output, as in OpenAI's usage. `provider` (config name) is the one that answered: Gemini and xAI count reasoning in
+ * `total_tokens` only (../../../shared/reasoning-usage.ts), so for them that difference is added to `output_tokens`
+ * and, when no reasoning count was reported, is the `reasoning_tokens`.
  */
-export function responsesUsage(usage: unknown): ResponsesUsage {
+export function responsesUsage(usage: unknown, provider?: string): ResponsesUsage {
   const u = isRecord(usage) ? usage : {};
   const prompt = isRecord(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
   const completion = isRecord(u.completion_tokens_details) ? u.completion_tokens_details : {};
   const input = finiteOrZero(u.prompt_tokens);
-  let output = finiteOrZero(u.completion_tokens);
-  let reasoning = finiteOrZero(completion.reasoning_tokens);
-  const total = finiteOrZero(u.total_tokens);
-  if (total > input + output) {
-    const hidden = total - input - output;
-    output += hidden;
-    if (reasoning === 0) reasoning = hidden;
-  }
+  const hidden = uncountedReasoningTokens(provider, u);
+  const output = finiteOrZero(u.completion_tokens) + hidden;
+  const reasoning = finiteOrZero(completion.reasoning_tokens) || hidden;
   return {
     input_tokens: input,
     input_tokens_details: { cached_tokens: finiteOrZero(prompt.cached_tokens) || finiteOrZero(u.prompt_cache_hit_tokens) },

@@ -95,7 +95,7 @@ export function toResponse(completion: Record<string, unknown>, call: Translator
       incomplete,
       model: typeof completion.model === 'string' && completion.model !== '' ? completion.model : call.body.model,
       output,
-      usage: responsesUsage(completion.usage),
+      usage: responsesUsage(completion.usage, call.provider),
     },
     responseEcho(call.body),
   );

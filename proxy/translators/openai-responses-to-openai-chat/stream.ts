@@ -320,7 +320,7 @@ class ResponsesStream extends ChatChunkSourceStream {
       incomplete,
       completedAt: status === 'completed' ? nowSeconds() : null,
       output: this.output,
-      usage: responsesUsage(this.usage),
+      usage: responsesUsage(this.usage, this.call.provider),
     });
     this.send(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: responseObject(this.response, this.echo) });
     this.state = 'done';
@@ -333,7 +333,7 @@ class ResponsesStream extends ChatChunkSourceStream {
       status: 'failed',
       error: { code, message },
       output: this.output.filter((item) => item !== undefined),
-      usage: this.usage === undefined ? null : responsesUsage(this.usage),
+      usage: this.usage === undefined ? null : responsesUsage(this.usage, this.call.provider),
     });
     this.send('response.failed', { response: responseObject(this.response, this.echo) });
     this.state = 'failed';
