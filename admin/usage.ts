@@ -5,7 +5,8 @@
  *
  * - OpenAI chat completions (OpenAI API reference, "The chat completion object" → `usage`):
  *   `prompt_tokens` includes `prompt_tokens_details.cached_tokens`; the gateway's translators put
- *   Anthropic's and Bedrock's cache writes in `prompt_tokens_details.cache_write_tokens`.
+ *   Anthropic's and Bedrock's cache writes in `prompt_tokens_details.cache_write_tokens`, and the part
+ *   of them Anthropic wrote with the 1-hour TTL in `prompt_tokens_details.cache_write_1h_tokens`.
  *   Gemini and xAI count reasoning in `total_tokens` but not in `completion_tokens`
  *   (shared/reasoning-usage.ts): for them the difference is added to the completion, as it is billed.
  * - Anthropic Messages (Anthropic API reference, "Messages" → `usage`; "Streaming Messages"):
@@ -57,6 +58,11 @@ function shapeOf(u: Json, endpoint: LogRecord['endpoint']): 'chat' | 'anthropic'
   return endpoint === 'chat' || endpoint === 'embeddings' ? 'chat' : 'anthropic';
 }
 
+/** The 1-hour part of the cache writes, never more than all of them (a malformed split is not trusted past the total). */
+function within(part: number | null, whole: number | null): number | null {
+  return part !== null && whole !== null ? Math.min(part, whole) : part;
+}
+
 /** Chat usage; `provider` (config name) says whether the total holds reasoning the completion leaves out. */
 function fromChat(u: Json, provider: string | null | undefined): RecordUsage {
   const p: Json = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
@@ -65,14 +71,15 @@ function fromChat(u: Json, provider: string | null | undefined): RecordUsage {
   const hidden = uncountedReasoningTokens(provider, u);
   const reported = tokens(u.completion_tokens);
   const completion = hidden > 0 ? (reported ?? 0) + hidden : reported;
+  const write = tokens(p.cache_write_tokens);
   return {
     promptTokens: prompt,
     completionTokens: completion,
     totalTokens: tokens(u.total_tokens) ?? (prompt !== null ? prompt + (completion ?? 0) : null),
     reasoningTokens: tokens(c.reasoning_tokens) ?? (hidden > 0 ? hidden : null),
     cacheReadTokens: tokens(p.cached_tokens),
-    cacheWriteTokens: tokens(p.cache_write_tokens),
-    cacheWrite1hTokens: null,
+    cacheWriteTokens: write,
+    cacheWrite1hTokens: within(tokens(p.cache_write_1h_tokens), write),
     promptAudioTokens: tokens(p.audio_tokens),
     completionAudioTokens: tokens(c.audio_tokens),
   };
@@ -97,7 +104,7 @@ function fromAnthropic(u: Json): RecordUsage {
     reasoningTokens: tokens(details.thinking_tokens) ?? tokens(details.reasoning_tokens),
     cacheReadTokens: read,
     cacheWriteTokens: write,
-    cacheWrite1hTokens: write1h !== null && write !== null ? Math.min(write1h, write) : write1h,
+    cacheWrite1hTokens: within(write1h, write),
     promptAudioTokens: null,
     completionAudioTokens: null,
   };

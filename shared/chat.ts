@@ -59,7 +59,8 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number; audio_tokens?: number; cache_write_tokens?: number } | null;
+  /** `cache_write_tokens` and its 1-hour-TTL part `cache_write_1h_tokens` are the gateway's (Anthropic's and Bedrock's cache writes). */
+  prompt_tokens_details?: { cached_tokens?: number; audio_tokens?: number; cache_write_tokens?: number; cache_write_1h_tokens?: number } | null;
   completion_tokens_details?: { reasoning_tokens?: number; audio_tokens?: number } | null;
   [member: string]: unknown;
 }

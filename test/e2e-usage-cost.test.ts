@@ -7,6 +7,8 @@
  * - Gemini counts thinking in `total_tokens` only (prompt 35, completion 12, total 109) and bills it
  *   as output: logged as 74 completion tokens and 62 reasoning on chat completions, Messages (JSON and
  *   stream) and Responses, and the Messages and Responses clients see 74 output tokens.
+ * - Anthropic's 1-hour cache writes are priced at the 1-hour price through Messages and chat
+ *   completions, streams included.
  * - Embeddings given as token ids, answered without usage, are estimated as one token per id.
  * Run: node --import tsx --test test/e2e-usage-cost.test.ts
  */
@@ -68,6 +70,13 @@ async function logged(id: string, expected: Record<string, unknown>): Promise<Re
   return Object.fromEntries(Object.keys(expected).map((k) => [k, all[k]]));
 }
 
+/** The `data:` JSON of every event of an SSE text. */
+const dataOf = (text: string): any[] =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith('data: ') && l !== 'data: [DONE]')
+    .map((l) => JSON.parse(l.slice(6)));
+
 describe('Gemini: thinking counted only in total_tokens is output', () => {
   const toolCall = fixture('gemini/openai-compat-chat-completion-tool-call.json');
   // gemini-2.5-pro: $1.25 input, $10 output (thinking included): 35 × 1.25 + 74 × 10 = 783.75 → $0.00078375.
@@ -118,6 +127,69 @@ describe('Gemini: thinking counted only in total_tokens is output', () => {
     const usage = JSON.parse(r.text).usage;
     assert.deepEqual([usage.input_tokens, usage.output_tokens, usage.output_tokens_details.reasoning_tokens, usage.total_tokens], [35, 74, 62, 109]);
     assert.deepEqual(await logged(r.id, expected), expected);
+  });
+});
+
+/** message.json (3 input, 1111 read, 418 written, 33 output) with its 418 writes under `ttl`: `5m` as recorded, or `1h` (built here). */
+function anthropicMessage(ttl: '5m' | '1h'): string {
+  const text = fixture('anthropic/message.json');
+  if (ttl === '5m') return text;
+  const message = JSON.parse(text);
+  message.usage.cache_creation = { ephemeral_1h_input_tokens: 418, ephemeral_5m_input_tokens: 0 };
+  return JSON.stringify(message);
+}
+
+/**
+ * message-stream-recorded.sse (20 input, 5 output, no cache) with 3 input, 1111 read and 418 written under `ttl`
+ * (built here: no recorded stream has cache activity), in message_start and the cumulative message_delta.
+ */
+function anthropicStream(ttl: '5m' | '1h'): string {
+  const split = ttl === '1h' ? '"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":418' : '"ephemeral_5m_input_tokens":418,"ephemeral_1h_input_tokens":0';
+  const counts = '"input_tokens":3,"cache_creation_input_tokens":418,"cache_read_input_tokens":1111';
+  const text = fixture('anthropic/message-stream-recorded.sse')
+    .replace('"input_tokens":20,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0}', `${counts},"cache_creation":{${split}}`)
+    .replace('"input_tokens":20,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5', `${counts},"output_tokens":5`);
+  assert.equal(text.split('"cache_read_input_tokens":1111').length, 3, 'both usages rewritten');
+  return text;
+}
+
+const BODIES: Record<string, unknown> = {
+  '/v1/messages': { model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] },
+  '/ai/chat/completions': { model: 'anthropic/claude-sonnet-4-5', messages: [{ role: 'user', content: 'x' }] },
+};
+
+describe('Anthropic cache writes: the same cost on every API', () => {
+  // claude-sonnet-4-5: $3 input, $0.30 reads, $3.75 5-minute writes, $6 1-hour writes, $15 output.
+  const json = { prompt: 1532, completion: 33, total: 1565, cacheRead: 1111, cacheWrite: 418, source: 'provider' };
+
+  for (const path of Object.keys(BODIES)) {
+    test(`${path}: 5-minute writes (message.json as recorded): 9 + 333.3 + 1567.5 + 495 → $0.0024048`, async () => {
+      await queue({ body: anthropicMessage('5m') });
+      const r = await post(path, BODIES[path]);
+      assert.equal(r.status, 200, r.text);
+      const want = { ...json, cacheWrite1h: null, cost: 0.0024048 };
+      assert.deepEqual(await logged(r.id, want), want);
+    });
+
+    test(`${path}: 1-hour writes: 9 + 333.3 + 2508 + 495 → $0.0033453`, async () => {
+      await queue({ body: anthropicMessage('1h') });
+      const r = await post(path, BODIES[path]);
+      assert.equal(r.status, 200, r.text);
+      const want = { ...json, cacheWrite1h: '418', cost: 0.0033453 };
+      assert.deepEqual(await logged(r.id, want), want);
+    });
+  }
+
+  const streamed = { prompt: 1532, completion: 5, total: 1537, cacheRead: 1111, cacheWrite: 418, source: 'provider' };
+
+  test('chat completions stream, 1-hour writes: 9 + 333.3 + 2508 + 75 → $0.0029253', async () => {
+    await queue(sse(anthropicStream('1h')));
+    const r = await post('/ai/chat/completions', { ...(BODIES['/ai/chat/completions'] as object), stream: true, stream_options: { include_usage: true } });
+    assert.equal(r.status, 200, r.text);
+    const usage = dataOf(r.text).find((c) => c.usage)?.usage;
+    assert.deepEqual(usage.prompt_tokens_details, { cached_tokens: 1111, cache_write_tokens: 418, cache_write_1h_tokens: 418 });
+    const want = { ...streamed, cacheWrite1h: '418', cost: 0.0029253 };
+    assert.deepEqual(await logged(r.id, want), want);
   });
 });
 

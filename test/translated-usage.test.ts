@@ -3,6 +3,7 @@
  * provider reported none:
  * - chat usage of Gemini and xAI (reasoning counted only in `total_tokens`) as Messages and Responses
  *   usage, the reasoning in the output; other providers' usage as they count it (no double count);
+ * - Anthropic's cache writes, and their 1-hour part, in chat usage (JSON and stream);
  * - embeddings inputs given as token ids, estimated as one token per id (admin/ingest.ts).
  * The end-to-end costs are test/e2e-usage-cost.test.ts.
  * Run: node --import tsx --test test/translated-usage.test.ts
@@ -10,11 +11,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { recordToRow } from '../admin/ingest.ts';
+import type { ChatCompletionRequest } from '../shared/chat.ts';
 import { uncountedReasoningTokens } from '../shared/reasoning-usage.ts';
 import { messagesUsage } from '../proxy/translators/anthropic-messages-to-openai-chat/index.ts';
+import { anthropicUsage, createAnthropicStreamMapper } from '../proxy/translators/openai-chat-to-anthropic-messages.ts';
 import { responsesUsage } from '../proxy/translators/openai-responses-to-openai-chat/index.ts';
+import type { TranslatorCall } from '../proxy/translators/types.ts';
 import { logRecord } from './rest-support.ts';
 
 const FIXTURES = new URL('./fixtures/providers/', import.meta.url);
@@ -55,6 +60,34 @@ describe('reasoning counted only in total_tokens', () => {
     const xai = responsesUsage(xaiUsage, 'xai');
     assert.deepEqual([xai.output_tokens, xai.output_tokens_details.reasoning_tokens, xai.total_tokens], [103, 94, 135]);
     assert.deepEqual([responsesUsage(geminiUsage, 'mistral').output_tokens, responsesUsage(geminiUsage).output_tokens], [12, 12]);
+  });
+});
+
+/** message.json's usage with its 418 writes under the 1-hour TTL (a variant built here). */
+function oneHourUsage(): Record<string, unknown> {
+  const usage = JSON.parse(fixture('anthropic/message.json')).usage;
+  return { ...usage, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 418 } };
+}
+
+const call = (stream: boolean): TranslatorCall => ({ body: { model: 'claude-sonnet-4-5', messages: [] } as ChatCompletionRequest, stream, requestId: randomUUID(), provider: 'anthropic' });
+
+/** The chunks' usage of an Anthropic stream mapped to chat chunks. */
+async function streamedUsage(sse: string): Promise<Record<string, any>> {
+  let out = '';
+  for await (const piece of Readable.from([Buffer.from(sse)]).pipe(createAnthropicStreamMapper(call(true)))) out += String(piece);
+  const chunks = out.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
+  return chunks.find((c) => c.usage)!.usage;
+}
+
+describe('Anthropic cache writes in chat usage', () => {
+  it('the 1-hour part rides beside cache_write_tokens, only when there is one', () => {
+    assert.deepEqual(anthropicUsage(oneHourUsage()).prompt_tokens_details, { cached_tokens: 1111, cache_write_tokens: 418, cache_write_1h_tokens: 418 });
+    assert.deepEqual(anthropicUsage(JSON.parse(fixture('anthropic/message.json')).usage).prompt_tokens_details, { cached_tokens: 1111, cache_write_tokens: 418 });
+  });
+
+  it('a stream keeps message_start\'s TTL split (message_delta carries only counts)', async () => {
+    const sse = fixture('anthropic/message-stream-recorded.sse').replace('"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0', '"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":7');
+    assert.deepEqual((await streamedUsage(sse)).prompt_tokens_details, { cached_tokens: 0, cache_write_tokens: 0, cache_write_1h_tokens: 7 });
   });
 });
 

@@ -2,7 +2,7 @@
  * Reading a log record's usage in each dialect (admin/usage.ts): Anthropic Messages bodies and
  * streams from the recorded fixtures (input tokens exclude cached ones; 5-minute and 1-hour writes;
  * message_start and message_delta usage merged), OpenAI chat completions (Gemini's and xAI's reasoning
- * counted only in the total) and Responses.
+ * counted only in the total; the 1-hour cache writes of Anthropic's) and Responses.
  * Run: node --import tsx --test test/usage.test.ts
  */
 import assert from 'node:assert/strict';
@@ -134,6 +134,18 @@ describe('OpenAI usage', () => {
     // Gemini usage already counting the thinking (as the gateway's own translations report it) is not counted twice.
     const normalized = readUsage({ endpoint: 'chat', provider: 'gemini', responseBody: null, usage: { prompt_tokens: 35, completion_tokens: 74, total_tokens: 109 } })!;
     assert.deepEqual([normalized.completionTokens, normalized.reasoningTokens], [74, null]);
+  });
+
+  it('chat completions from Anthropic through the gateway: the 1-hour part of the cache writes', () => {
+    const u = readUsage({
+      endpoint: 'chat',
+      provider: 'anthropic',
+      responseBody: null,
+      usage: { prompt_tokens: 1532, completion_tokens: 33, total_tokens: 1565, prompt_tokens_details: { cached_tokens: 1111, cache_write_tokens: 418, cache_write_1h_tokens: 418 } } as LogRecord['usage'],
+    })!;
+    assert.deepEqual([u.cacheReadTokens, u.cacheWriteTokens, u.cacheWrite1hTokens], [1111, 418, 418]);
+    const over = readUsage({ endpoint: 'chat', responseBody: null, usage: { prompt_tokens: 9, completion_tokens: 1, prompt_tokens_details: { cache_write_tokens: 4, cache_write_1h_tokens: 7 } } as LogRecord['usage'] })!;
+    assert.equal(over.cacheWrite1hTokens, 4, 'never more than all the writes');
   });
 
   it('Responses: input_tokens include cached tokens; reasoning under output_tokens_details', () => {

@@ -48,16 +48,22 @@ export function anthropicFinishReason(reason: string | null | undefined): string
 
 /**
  * Maps Anthropic usage to OpenAI usage (tokens): prompt_tokens = input + cache read + cache creation,
- * completion_tokens = output, `prompt_tokens_details: {cached_tokens: cache read, cache_write_tokens: cache creation}`.
+ * completion_tokens = output, `prompt_tokens_details: {cached_tokens: cache read, cache_write_tokens: cache creation}`,
+ * plus `cache_write_1h_tokens` = `cache_creation.ephemeral_1h_input_tokens` when Anthropic wrote any with the 1-hour
+ * TTL (a member of the gateway's, as `cache_write_tokens` is: OpenAI's usage has none for cache writes; the log prices
+ * those writes at the 1-hour price, twice the input price where the 5-minute one is 1.25 times).
  */
 export function anthropicUsage(usage: AnthropicUsage | undefined): ChatUsage {
   const u = usage ?? {};
-  return openAIUsage(
+  const chat = openAIUsage(
     finiteOrZero(u.input_tokens),
     finiteOrZero(u.output_tokens),
     finiteOrZero(u.cache_read_input_tokens),
     finiteOrZero(u.cache_creation_input_tokens),
   );
+  const write1h = isRecord(u.cache_creation) ? finiteOrZero(u.cache_creation.ephemeral_1h_input_tokens) : 0;
+  if (write1h > 0) chat.prompt_tokens_details = { ...chat.prompt_tokens_details, cache_write_1h_tokens: write1h };
+  return chat;
 }
 
 /**
@@ -126,9 +132,11 @@ class AnthropicChatStream extends SseTranslatorStream {
     this.state = 'failed';
   }
 
+  /** Folds a usage of the stream in, later counts winning; the TTL split of the cache writes too (message_start has it). */
   private mergeUsage(u: unknown): void {
     if (!isRecord(u)) return;
     for (const [key, value] of Object.entries(u)) if (typeof value === 'number') this.usage[key] = value;
+    if (isRecord(u.cache_creation)) this.usage.cache_creation = { ...(isRecord(this.usage.cache_creation) ? this.usage.cache_creation : {}), ...u.cache_creation };
   }
 
   protected override onEvent(event: EventSourceMessage): void {
