@@ -13,6 +13,11 @@
  * another provider for the endpoint (a request must never go upstream without credentials; the
  * gateway refuses one routed to such a provider with `provider_key_missing`).
  *
+ * Each endpoint kind chooses among the members of its load-balance group that serve it (a binding
+ * for the kind, or a count kind the gateway answers itself): a router without an `embeddings` group
+ * balances embeddings over its chat members, and sends them only to those that offer embeddings.
+ * These sets are computed once, when the router is built; a request does one Map lookup.
+ *
  * Retries: exponential backoff with full jitter between `min-delay` and `max-delay`
  * (delay_n = min(max, min·factorⁿ), slept as random(0, delay_n]) or a constant delay — AWS
  * Architecture Blog, "Exponential Backoff And Jitter" (2015).
@@ -22,7 +27,10 @@ import { getModelInfo } from '../shared/models.ts';
 import type { ProviderName } from '../shared/providers.ts';
 import { LatencyBalancer } from './balancer/latency.ts';
 import { WeightedBalancer } from './balancer/weighted.ts';
-import type { LoadBalanceKey } from './endpoints/types.ts';
+import { ENDPOINT_KINDS } from './endpoints/index.ts';
+import { storedResponses } from './endpoints/stored-response.ts';
+import type { EndpointKind, EndpointName, LoadBalanceKey } from './endpoints/types.ts';
+import { bindingFor } from './providers/index.ts';
 
 interface Outcome {
   atMs: number;
@@ -59,22 +67,44 @@ export interface ProviderHealthView {
 /** The `load-balance.<key>` groups of a router's config, each choosing providers for endpoint kinds naming it. */
 export const LOAD_BALANCE_KEYS: readonly LoadBalanceKey[] = ['chat', 'embeddings'];
 
-/** One load-balance group of a router: its settings, weighted balancer and members with credentials. */
-interface Pool {
+/** One load-balance group of a router (`load-balance.<key>`): its settings, members and weighted balancer. */
+interface Group {
   config: LoadBalanceConfig;
+  /** Every member, in config order. */
   members: readonly ProviderName[];
   weighted: WeightedBalancer<ProviderName>;
-  /** The members that have credentials (all members when none has). */
+}
+
+/** The providers one endpoint kind of a router chooses among, computed when the router is built. */
+interface Pool {
+  group: Group;
+  /**
+   * The group's members that serve the kind and have credentials (those that serve it when none
+   * has); empty when no member serves it.
+   */
   usable: readonly ProviderName[];
 }
 
 /**
- * Run-time state of one router. Its methods take the endpoint kind's load-balance key
- * (`EndpointKind.loadBalance`: `chat` for chat dialects, `embeddings`).
+ * Whether `provider` can answer a request of `kind`: it has a binding there, or the kind is a count
+ * the gateway answers itself for a provider without one (count_tokens, input_tokens).
+ */
+export function servesKind(provider: ProviderName, kind: EndpointKind): boolean {
+  return kind.localCount !== null || bindingFor(provider, kind.name) !== undefined;
+}
+
+/** Every endpoint kind a router may be asked to choose for: the routed ones and stored responses. */
+const ROUTED_KINDS: readonly EndpointKind[] = [...ENDPOINT_KINDS, storedResponses];
+
+/**
+ * Run-time state of one router. The choice ({@link choose}, {@link targets}) is per endpoint kind
+ * (its name); {@link members} lists a load-balance group (`EndpointKind.loadBalance`: `chat` for
+ * the chat dialects, `embeddings`) as configured.
  */
 export class RouterRuntime {
   readonly latency: LatencyBalancer<ProviderName>;
-  private readonly pools = new Map<LoadBalanceKey, Pool>();
+  private readonly groups = new Map<LoadBalanceKey, Group>();
+  private readonly pools = new Map<EndpointName, Pool>();
   private readonly health = new Map<ProviderName, ProviderHealth>();
 
   /**
@@ -83,6 +113,7 @@ export class RouterRuntime {
    * @param now clock in ms (monotonic); injectable for tests.
    * @param random random source in [0, 1); injectable for tests.
    * @param keyless providers without credentials: never chosen while another member remains.
+   * @param serves whether a provider can answer a kind (default {@link servesKind}); injectable for tests.
    */
   constructor(
     readonly config: RouterConfig,
@@ -90,14 +121,21 @@ export class RouterRuntime {
     private readonly now: () => number = () => performance.now(),
     private readonly random: () => number = Math.random,
     keyless: ReadonlySet<ProviderName> = new Set(),
+    serves: (provider: ProviderName, kind: EndpointKind) => boolean = servesKind,
   ) {
     const all = new Set<ProviderName>();
     for (const key of LOAD_BALANCE_KEYS) {
       const lb = config[key];
       const members = lb.providers.map((p) => p.provider);
-      const withKeys = members.filter((p) => !keyless.has(p));
-      this.pools.set(key, { config: lb, members, weighted: new WeightedBalancer(lb.providers, random), usable: withKeys.length > 0 ? withKeys : members });
+      this.groups.set(key, { config: lb, members, weighted: new WeightedBalancer(lb.providers, random) });
       for (const p of members) all.add(p);
+    }
+    for (const kind of ROUTED_KINDS) {
+      const group = this.groups.get(kind.loadBalance)!;
+      const serving = group.members.filter((p) => serves(p, kind));
+      const withKeys = serving.filter((p) => !keyless.has(p));
+      const usable = withKeys.length > 0 ? withKeys : serving;
+      this.pools.set(kind.name, { group, usable });
     }
     this.latency = new LatencyBalancer([...all], { now, random });
     for (const p of all) this.health.set(p, { outcomes: [], ejectedUntilMs: 0, probing: false });
@@ -105,24 +143,26 @@ export class RouterRuntime {
 
   /** The load-balance settings of a load-balance key. */
   loadBalance(key: LoadBalanceKey): LoadBalanceConfig {
-    return this.pools.get(key)!.config;
+    return this.groups.get(key)!.config;
   }
 
   /** The router's providers for a load-balance key (in config order; shared, not to be changed). */
   members(key: LoadBalanceKey): readonly ProviderName[] {
-    return this.pools.get(key)!.members;
+    return this.groups.get(key)!.members;
   }
 
   /**
-   * Chooses a provider for a bare model name, avoiding providers without credentials while others
-   * remain, providers already tried when others remain, and unhealthy providers while healthy ones
-   * remain.
-   * @returns the choice, or null when the router has no provider for the endpoint.
+   * Chooses a provider for a bare model name at an endpoint kind among the members that serve the
+   * kind, avoiding providers without credentials
+   * while others remain, providers already tried when others remain, and unhealthy providers while
+   * healthy ones remain.
+   * @returns the choice, or null when no member of the router serves the endpoint kind.
    */
-  choose(key: LoadBalanceKey, model: string, tried: ReadonlySet<ProviderName> = new Set()): RouteChoice | null {
-    const pool = this.pools.get(key)!;
-    const lb = pool.config;
+  choose(endpoint: EndpointName, model: string, tried: ReadonlySet<ProviderName> = new Set()): RouteChoice | null {
+    const pool = this.pools.get(endpoint)!;
+    const lb = pool.group.config;
     const members = pool.usable;
+    if (members.length === 0) return null;
     let untried: readonly ProviderName[] = members.filter((p) => !tried.has(p));
     if (untried.length === 0) untried = members;
     const now = this.now();
@@ -133,7 +173,7 @@ export class RouterRuntime {
       // Everyone is out: use the provider whose ejection ends first.
       candidates = [untried.reduce((a, b) => (this.health.get(a)!.ejectedUntilMs <= this.health.get(b)!.ejectedUntilMs ? a : b))];
     }
-    const provider = lb.strategy === 'weighted' ? pool.weighted.pick(candidates) : this.latency.pick(candidates);
+    const provider = lb.strategy === 'weighted' ? pool.group.weighted.pick(candidates) : this.latency.pick(candidates);
     if (!provider) return null;
     const h = this.health.get(provider)!;
     if (h.ejectedUntilMs > 0 && now >= h.ejectedUntilMs) {
@@ -144,14 +184,14 @@ export class RouterRuntime {
   }
 
   /**
-   * Every provider {@link choose} may pick for `model` under `key`, on this attempt or a retry (the
-   * members with credentials, whatever their health), each with the model it would be sent
-   * (model-mappings applied), in config order. Side-effect free (no probe is claimed), for the
-   * token-limit handlers, which run once before the choice.
+   * Every provider {@link choose} may pick for `model` at `endpoint`, on this attempt or a retry
+   * (the members that serve it with credentials, whatever their health), each with the model it
+   * would be sent (model-mappings applied), in config order. Side-effect free (no probe is claimed),
+   * for the token-limit handlers, which run once before the choice.
    */
-  targets(key: LoadBalanceKey, model: string): Array<{ provider: ProviderName; model: string }> {
-    const pool = this.pools.get(key)!;
-    return pool.usable.map((provider) => ({ provider, model: this.mapModel(pool.config, provider, model) }));
+  targets(endpoint: EndpointName, model: string): Array<{ provider: ProviderName; model: string }> {
+    const pool = this.pools.get(endpoint)!;
+    return pool.usable.map((provider) => ({ provider, model: this.mapModel(pool.group.config, provider, model) }));
   }
 
   /** True when `provider` may take requests at `now` (in the pool, or due for its probe). */

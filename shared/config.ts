@@ -259,7 +259,12 @@ export interface LoadBalanceConfig {
 /** A named router (`/router/<name>/...`). */
 export interface RouterConfig {
   name: string;
+  /** `load-balance.chat`: chat completions, Messages, Responses and their count and stored-response calls. */
   chat: LoadBalanceConfig;
+  /**
+   * `load-balance.embeddings`, else the chat group itself: the proxy then balances embeddings over
+   * the chat members that offer them (proxy/router.ts keeps, per endpoint kind, the members that serve it).
+   */
   embeddings: LoadBalanceConfig;
   rateLimit: RateLimitLevel;
   retries: RetryPolicy | null;

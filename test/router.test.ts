@@ -1,14 +1,27 @@
-/** Unit tests: router health (ejection, cool-down probe, 429), strategies (weighted, model-mappings), retry delays. */
+/**
+ * Unit tests: router health (ejection, cool-down probe, 429), strategies (weighted, model-mappings),
+ * the members each endpoint kind chooses among, retry delays.
+ */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildConfig } from '../shared/config.ts';
+import type { EndpointKind } from '../proxy/endpoints/types.ts';
+import type { ProviderName } from '../shared/providers.ts';
 import { retryDelay, RouterRuntime, isRetryable } from '../proxy/router.ts';
 
-function runtime(router: Record<string, unknown>, random = Math.random) {
+/** A router `r` built from `router`; `serves` replaces the providers' bindings when given. */
+function runtime(router: Record<string, unknown>, random = Math.random, serves?: (provider: ProviderName, kind: EndpointKind) => boolean) {
   const config = buildConfig({ routers: { r: router } }, {});
   let t = 1000;
-  const rt = new RouterRuntime(config.routers.r!, config.providers, () => t, random);
+  const rt = new RouterRuntime(config.routers.r!, config.providers, () => t, random, undefined, serves);
   return { rt, advance: (ms: number) => (t += ms) };
+}
+
+/** The providers 200 choices at `endpoint` went to. */
+function picks(rt: RouterRuntime, endpoint: Parameters<RouterRuntime['choose']>[0], model: string): string[] {
+  const seen = new Set<string>();
+  for (let i = 0; i < 200; i++) seen.add(rt.choose(endpoint, model)?.provider ?? 'none');
+  return [...seen].sort();
 }
 
 const twoProviders = {
@@ -88,6 +101,37 @@ test('model-mappings: a provider lacking the model gets its mapped model', () =>
   });
   assert.deepEqual(rt.choose('chat', 'gpt-4o'), { provider: 'anthropic', model: 'claude-sonnet-4-5', probe: false });
   assert.equal(rt.choose('chat', 'claude-haiku-4-5')!.model, 'claude-haiku-4-5', 'a model the provider has is kept');
+});
+
+test('a router without an embeddings group sends embeddings only to the chat members that offer them', () => {
+  const { rt } = runtime({ 'load-balance': { chat: { strategy: 'latency', providers: ['openai', 'groq'] } } });
+  assert.deepEqual(picks(rt, 'chat', 'gpt-4o-mini'), ['groq', 'openai']);
+  assert.deepEqual(picks(rt, 'embeddings', 'text-embedding-3-small'), ['openai'], 'groq has no embeddings endpoint');
+  assert.deepEqual(rt.targets('embeddings', 'text-embedding-3-small'), [{ provider: 'openai', model: 'text-embedding-3-small' }]);
+  assert.deepEqual(rt.members('embeddings'), ['openai', 'groq'], 'the group as configured');
+  // A retry that has tried every member that offers them stays with those.
+  for (let i = 0; i < 20; i++) assert.equal(rt.choose('embeddings', 'text-embedding-3-small', new Set(['openai']))!.provider, 'openai');
+  const weighted = runtime({ 'load-balance': { chat: { strategy: 'weighted', providers: [{ provider: 'groq', weight: 100 }, { provider: 'mistral', weight: 1 }] } } }).rt;
+  assert.deepEqual(picks(weighted, 'embeddings', 'mistral-embed'), ['mistral']);
+});
+
+test('a kind no member serves has no choice (null), whatever the strategy', () => {
+  for (const strategy of ['latency', 'weighted', 'model-mappings']) {
+    const { rt } = runtime({ 'load-balance': { chat: { strategy, providers: ['groq', 'deepseek'] } } });
+    assert.equal(rt.choose('embeddings', 'text-embedding-3-small'), null, strategy);
+    assert.deepEqual(rt.targets('embeddings', 'text-embedding-3-small'), []);
+    assert.equal(rt.choose('stored_response', 'gpt-4o-mini'), null, 'only openai and azure keep responses');
+    assert.ok(rt.choose('count_tokens', 'x'), 'a count the gateway answers itself is served by every member');
+  }
+});
+
+test('every endpoint kind chooses among the members that serve it (Responses, Messages as embeddings)', () => {
+  const serves = (p: ProviderName, kind: EndpointKind) => !((p === 'groq' && kind.name === 'responses') || (p === 'openai' && kind.name === 'messages'));
+  const { rt } = runtime({ 'load-balance': { chat: { strategy: 'latency', providers: ['openai', 'groq'] } } }, Math.random, serves);
+  assert.deepEqual(picks(rt, 'chat', 'm'), ['groq', 'openai']);
+  assert.deepEqual(picks(rt, 'responses', 'm'), ['openai']);
+  assert.deepEqual(picks(rt, 'messages', 'm'), ['groq']);
+  assert.deepEqual(rt.targets('responses', 'm').map((t) => t.provider), ['openai']);
 });
 
 test('retry delays: exponential with full jitter, bounded; constant; none past max-retries', () => {

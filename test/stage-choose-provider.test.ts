@@ -13,6 +13,8 @@ const gw = makeRuntime({
       pair: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai', 'groq'] }, embeddings: { strategy: 'latency', providers: ['mistral'] } } },
       mapped: { 'load-balance': { chat: { strategy: 'model-mappings', providers: ['anthropic'], 'model-mappings': { 'gpt-4o': ['anthropic/claude-3-5-haiku-latest'] } } } },
       keyless: { 'load-balance': { chat: { strategy: 'latency', providers: ['xai', 'openai'] } } },
+      chatonly: { 'load-balance': { chat: { strategy: 'latency', providers: ['groq', 'deepseek'] } } },
+      mixed: { 'load-balance': { chat: { strategy: 'latency', providers: ['groq', 'openai'] } } },
     },
   },
 });
@@ -86,4 +88,17 @@ test('a router: a bare model is chosen by the strategy from the kind\'s pool, av
 test('a router never chooses a member without credentials while another remains', () => {
   for (let i = 0; i < 30; i++) assert.equal(chosen(chat('/router/keyless/chat/completions', 'gpt-4o-mini')).provider, 'openai');
   refused(chat('/router/keyless/chat/completions', 'xai/grok-3-mini'), 503, 'provider_key_missing');
+});
+
+test('a router chooses for each kind among the members that offer it; none: 400 naming the router', () => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 40; i++) seen.add(chosen({ path: '/router/mixed/embeddings', body: { model: 'text-embedding-3-small', input: 'x' } }).provider!);
+  assert.deepEqual([...seen], ['openai'], 'groq offers no embeddings');
+  const spec = { path: '/router/chatonly/embeddings', body: { model: 'text-embedding-3-small', input: 'x' } };
+  assert.throws(
+    () => chosen(spec),
+    (e: unknown) =>
+      e instanceof GatewayError && e.status === 400 && e.code === 'unsupported_endpoint' && e.message === 'router "chatonly" has no provider that offers embeddings (its providers: groq, deepseek)',
+  );
+  refused({ path: '/router/mixed/embeddings', body: { model: 'groq/some-embedder', input: 'x' } }, 400, 'unsupported_endpoint');
 });

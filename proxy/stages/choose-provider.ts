@@ -2,7 +2,8 @@
  * Stage choose-provider: on /ai and /v1 the provider is the model's `<provider>/` prefix (or, for a
  * kind that knows its provider's model names, the provider of a bare name: Messages' `claude-…` →
  * anthropic); on a router the client may pin one the same way, else the router's load-balance
- * strategy chooses (latency, weighted, model-mappings; ../router.ts). Router retries start again here.
+ * strategy chooses among the members that serve the endpoint kind (latency, weighted,
+ * model-mappings; ../router.ts). Router retries start again here.
  */
 import { isProviderName } from '../../shared/providers.ts';
 import { badRequest, providerKeyMissing } from '../errors.ts';
@@ -18,7 +19,8 @@ import type { RequestContext } from '../pipeline/context.ts';
  * first attempt. A provider without a binding at a kind that answers itself (count_tokens) leaves
  * `ctx.binding` null for the next stage.
  * @throws {GatewayError} 400 `missing_provider`, `unknown_provider`, `provider_not_in_router` or
- *   `unsupported_endpoint`; 401 `missing_provider_credential` for `Svc-Auth` without a credential
+ *   `unsupported_endpoint` (a pinned provider, or every member of the router, does not offer the
+ *   endpoint kind); 401 `missing_provider_credential` for `Svc-Auth` without a credential
  *   to forward; 503 `provider_key_missing` when the chosen provider has no credentials and the
  *   client brought none (a router chooses one only when all its members lack them).
  */
@@ -47,7 +49,8 @@ export function chooseProvider(ctx: RequestContext): void {
       ctx.model = model.slice(slash + 1);
       ctx.pinned = true;
     } else {
-      const choice = router.choose(pool, model, ctx.tried)!;
+      const choice = router.choose(ctx.kind.name, model, ctx.tried);
+      if (choice === null) throw badRequest(`router ${JSON.stringify(ctx.routerName)} has no provider that offers ${ctx.kind.name} (its providers: ${members.join(', ')})`, null, 'unsupported_endpoint');
       ctx.provider = choice.provider;
       ctx.model = choice.model;
     }

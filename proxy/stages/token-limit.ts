@@ -68,7 +68,7 @@ export function resolveTarget(ctx: RequestContext, model: string, body: ChatComp
   const prefix = slash > 0 ? model.slice(0, slash) : '';
   if (ctx.router) {
     if (prefix && isProviderName(prefix)) return { provider: prefix, model: model.slice(slash + 1) };
-    return tightestTarget(body, ctx.router.targets(ctx.kind.loadBalance, model)) ?? { provider: '', model };
+    return tightestTarget(body, ctx.router.targets(ctx.kind.name, model)) ?? { provider: '', model };
   }
   if (!prefix) {
     const provider = ctx.kind.providerOfBareModel?.(model) ?? null;
