@@ -18,6 +18,10 @@
  * balances embeddings over its chat members, and sends them only to those that offer embeddings.
  * These sets are computed once, when the router is built; a request does one Map lookup.
  *
+ * model-mappings: a member that lacks the requested model is sent the model's mapping for it (the
+ * first `<member>/<model>` candidate). A model that has mappings goes only to the members that offer
+ * it or have a mapping for it, so a member with neither is never sent a model it does not serve.
+ *
  * Retries: exponential backoff with full jitter between `min-delay` and `max-delay`
  * (delay_n = min(max, min·factorⁿ), slept as random(0, delay_n]) or a constant delay — AWS
  * Architecture Blog, "Exponential Backoff And Jitter" (2015).
@@ -83,6 +87,11 @@ interface Pool {
    * has); empty when no member serves it.
    */
   usable: readonly ProviderName[];
+  /**
+   * model-mappings: for each mapped model, the usable members that offer it or have a mapping for
+   * it (absent when none does: then any usable member is chosen, as for an unmapped model).
+   */
+  mapped: ReadonlyMap<string, readonly ProviderName[]>;
 }
 
 /**
@@ -135,10 +144,21 @@ export class RouterRuntime {
       const serving = group.members.filter((p) => serves(p, kind));
       const withKeys = serving.filter((p) => !keyless.has(p));
       const usable = withKeys.length > 0 ? withKeys : serving;
-      this.pools.set(kind.name, { group, usable });
+      this.pools.set(kind.name, { group, usable, mapped: this.mappedMembers(group.config, usable) });
     }
     this.latency = new LatencyBalancer([...all], { now, random });
     for (const p of all) this.health.set(p, { outcomes: [], ejectedUntilMs: 0, probing: false });
+  }
+
+  /** model-mappings: each mapped model's members among `usable` that offer it or have a mapping for it. */
+  private mappedMembers(lb: LoadBalanceConfig, usable: readonly ProviderName[]): ReadonlyMap<string, readonly ProviderName[]> {
+    const mapped = new Map<string, readonly ProviderName[]>();
+    if (lb.strategy !== 'model-mappings') return mapped;
+    for (const [model, candidates] of Object.entries(lb.modelMappings)) {
+      const able = usable.filter((p) => this.offers(p, model) || candidates.some((c) => c.startsWith(`${p}/`)));
+      if (able.length > 0) mapped.set(model, able);
+    }
+    return mapped;
   }
 
   /** The load-balance settings of a load-balance key. */
@@ -153,7 +173,7 @@ export class RouterRuntime {
 
   /**
    * Chooses a provider for a bare model name at an endpoint kind among the members that serve the
-   * kind, avoiding providers without credentials
+   * kind (and, under model-mappings, can serve the model), avoiding providers without credentials
    * while others remain, providers already tried when others remain, and unhealthy providers while
    * healthy ones remain.
    * @returns the choice, or null when no member of the router serves the endpoint kind.
@@ -161,7 +181,7 @@ export class RouterRuntime {
   choose(endpoint: EndpointName, model: string, tried: ReadonlySet<ProviderName> = new Set()): RouteChoice | null {
     const pool = this.pools.get(endpoint)!;
     const lb = pool.group.config;
-    const members = pool.usable;
+    const members = pool.mapped.get(model) ?? pool.usable;
     if (members.length === 0) return null;
     let untried: readonly ProviderName[] = members.filter((p) => !tried.has(p));
     if (untried.length === 0) untried = members;
@@ -191,7 +211,7 @@ export class RouterRuntime {
    */
   targets(endpoint: EndpointName, model: string): Array<{ provider: ProviderName; model: string }> {
     const pool = this.pools.get(endpoint)!;
-    return pool.usable.map((provider) => ({ provider, model: this.mapModel(pool.group.config, provider, model) }));
+    return (pool.mapped.get(model) ?? pool.usable).map((provider) => ({ provider, model: this.mapModel(pool.group.config, provider, model) }));
   }
 
   /** True when `provider` may take requests at `now` (in the pool, or due for its probe). */

@@ -134,6 +134,22 @@ test('every endpoint kind chooses among the members that serve it (Responses, Me
   assert.deepEqual(rt.targets('responses', 'm').map((t) => t.provider), ['openai']);
 });
 
+test('model-mappings: a mapped model never goes to a member that neither offers it nor has a mapping for it', () => {
+  const { rt } = runtime({
+    'load-balance': {
+      chat: { strategy: 'model-mappings', providers: ['openai', 'anthropic', 'bedrock'], 'model-mappings': { 'gpt-4o-mini': ['anthropic/claude-sonnet-4-5'] } },
+    },
+  });
+  const sent = new Set<string>();
+  for (let i = 0; i < 200; i++) {
+    const c = rt.choose('chat', 'gpt-4o-mini')!;
+    sent.add(`${c.provider}/${c.model}`);
+  }
+  assert.deepEqual([...sent].sort(), ['anthropic/claude-sonnet-4-5', 'openai/gpt-4o-mini'], 'openai offers the model; bedrock neither offers nor maps it');
+  assert.deepEqual(rt.targets('chat', 'gpt-4o-mini'), [{ provider: 'openai', model: 'gpt-4o-mini' }, { provider: 'anthropic', model: 'claude-sonnet-4-5' }]);
+  assert.deepEqual(picks(rt, 'chat', 'unmapped-model'), ['anthropic', 'bedrock', 'openai'], 'a model without mappings is balanced over every member');
+});
+
 test('retry delays: exponential with full jitter, bounded; constant; none past max-retries', () => {
   const policy = { strategy: 'exponential' as const, maxRetries: 3, minDelayMs: 100, maxDelayMs: 250, factor: 2 };
   assert.equal(retryDelay(policy, 1, () => 0.999999), 99.9999);
