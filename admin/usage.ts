@@ -16,7 +16,9 @@
  *   `message_start.message.usage` (input side) and `message_delta.usage` (cumulative counts, older
  *   API versions only `output_tokens`); both are merged here, later members winning.
  * - OpenAI Responses (OpenAI API reference, "The response object" → `usage`): `input_tokens`
- *   includes `input_tokens_details.cached_tokens`; `output_tokens_details.reasoning_tokens`.
+ *   includes `input_tokens_details.cached_tokens`; `output_tokens_details.reasoning_tokens`. The
+ *   Responses API has no member for cache writes: the gateway's translations carry Anthropic's and
+ *   Bedrock's as in chat usage, `input_tokens_details.cache_write_tokens` and `cache_write_1h_tokens`.
  */
 import type { LogRecord } from '../shared/record.ts';
 import { uncountedReasoningTokens } from '../shared/reasoning-usage.ts';
@@ -115,14 +117,15 @@ function fromResponses(u: Json): RecordUsage {
   const outDetails: Json = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
   const prompt = tokens(u.input_tokens);
   const completion = tokens(u.output_tokens);
+  const write = tokens(inDetails.cache_write_tokens);
   return {
     promptTokens: prompt,
     completionTokens: completion,
     totalTokens: tokens(u.total_tokens) ?? (prompt !== null ? prompt + (completion ?? 0) : null),
     reasoningTokens: tokens(outDetails.reasoning_tokens),
     cacheReadTokens: tokens(inDetails.cached_tokens),
-    cacheWriteTokens: null,
-    cacheWrite1hTokens: null,
+    cacheWriteTokens: write,
+    cacheWrite1hTokens: within(tokens(inDetails.cache_write_1h_tokens), write),
     promptAudioTokens: null,
     completionAudioTokens: null,
   };

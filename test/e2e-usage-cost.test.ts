@@ -7,8 +7,8 @@
  * - Gemini counts thinking in `total_tokens` only (prompt 35, completion 12, total 109) and bills it
  *   as output: logged as 74 completion tokens and 62 reasoning on chat completions, Messages (JSON and
  *   stream) and Responses, and the Messages and Responses clients see 74 output tokens.
- * - Anthropic's 1-hour cache writes are priced at the 1-hour price through Messages and chat
- *   completions, streams included.
+ * - Anthropic's cache writes reach the log through the Responses API (as through Messages and chat
+ *   completions), and 1-hour writes are priced at the 1-hour price on every API, streams included.
  * - Embeddings given as token ids, answered without usage, are estimated as one token per id.
  * Run: node --import tsx --test test/e2e-usage-cost.test.ts
  */
@@ -76,6 +76,9 @@ const dataOf = (text: string): any[] =>
     .split('\n')
     .filter((l) => l.startsWith('data: ') && l !== 'data: [DONE]')
     .map((l) => JSON.parse(l.slice(6)));
+
+/** The completed response of a Responses stream. */
+const completedResponse = (text: string): any => dataOf(text).find((e) => e.type === 'response.completed')?.response;
 
 describe('Gemini: thinking counted only in total_tokens is output', () => {
   const toolCall = fixture('gemini/openai-compat-chat-completion-tool-call.json');
@@ -156,6 +159,7 @@ function anthropicStream(ttl: '5m' | '1h'): string {
 const BODIES: Record<string, unknown> = {
   '/v1/messages': { model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] },
   '/ai/chat/completions': { model: 'anthropic/claude-sonnet-4-5', messages: [{ role: 'user', content: 'x' }] },
+  '/ai/responses': { model: 'anthropic/claude-sonnet-4-5', input: 'x' },
 };
 
 describe('Anthropic cache writes: the same cost on every API', () => {
@@ -180,6 +184,12 @@ describe('Anthropic cache writes: the same cost on every API', () => {
     });
   }
 
+  test('Responses: the client sees the writes beside the cached tokens', async () => {
+    await queue({ body: anthropicMessage('1h') });
+    const r = await post('/ai/responses', BODIES['/ai/responses']);
+    assert.deepEqual(JSON.parse(r.text).usage.input_tokens_details, { cached_tokens: 1111, cache_write_tokens: 418, cache_write_1h_tokens: 418 });
+  });
+
   const streamed = { prompt: 1532, completion: 5, total: 1537, cacheRead: 1111, cacheWrite: 418, source: 'provider' };
 
   test('chat completions stream, 1-hour writes: 9 + 333.3 + 2508 + 75 → $0.0029253', async () => {
@@ -191,6 +201,18 @@ describe('Anthropic cache writes: the same cost on every API', () => {
     const want = { ...streamed, cacheWrite1h: '418', cost: 0.0029253 };
     assert.deepEqual(await logged(r.id, want), want);
   });
+
+  for (const ttl of ['5m', '1h'] as const) {
+    const cost = ttl === '5m' ? 0.0019848 : 0.0029253;
+    test(`Responses stream, ${ttl} writes → $${cost}`, async () => {
+      await queue(sse(anthropicStream(ttl)));
+      const r = await post('/ai/responses', { ...(BODIES['/ai/responses'] as object), stream: true });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(completedResponse(r.text).usage.input_tokens_details.cache_write_tokens, 418);
+      const want = { ...streamed, cacheWrite1h: ttl === '1h' ? '418' : null, cost };
+      assert.deepEqual(await logged(r.id, want), want);
+    });
+  }
 });
 
 describe('Embeddings given as token ids, answered without usage', () => {

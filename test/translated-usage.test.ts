@@ -3,7 +3,8 @@
  * provider reported none:
  * - chat usage of Gemini and xAI (reasoning counted only in `total_tokens`) as Messages and Responses
  *   usage, the reasoning in the output; other providers' usage as they count it (no double count);
- * - Anthropic's cache writes, and their 1-hour part, in chat usage (JSON and stream);
+ * - Anthropic's cache writes, and their 1-hour part, in chat usage (JSON and stream) and on to
+ *   Responses usage;
  * - embeddings inputs given as token ids, estimated as one token per id (admin/ingest.ts).
  * The end-to-end costs are test/e2e-usage-cost.test.ts.
  * Run: node --import tsx --test test/translated-usage.test.ts
@@ -88,6 +89,11 @@ describe('Anthropic cache writes in chat usage', () => {
   it('a stream keeps message_start\'s TTL split (message_delta carries only counts)', async () => {
     const sse = fixture('anthropic/message-stream-recorded.sse').replace('"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0', '"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":7');
     assert.deepEqual((await streamedUsage(sse)).prompt_tokens_details, { cached_tokens: 0, cache_write_tokens: 0, cache_write_1h_tokens: 7 });
+  });
+
+  it('Responses usage carries the writes as chat usage reported them, absent when it did not', () => {
+    assert.deepEqual(responsesUsage(anthropicUsage(oneHourUsage()), 'anthropic').input_tokens_details, { cached_tokens: 1111, cache_write_tokens: 418, cache_write_1h_tokens: 418 });
+    assert.deepEqual(responsesUsage({ prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 }, 'groq').input_tokens_details, { cached_tokens: 0 });
   });
 });
 

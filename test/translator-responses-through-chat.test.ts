@@ -85,7 +85,7 @@ describe('openai-responses → anthropic-messages', () => {
     ]);
   });
 
-  it('a message: text and four tool calls as Responses items; cache usage as cached tokens', () => {
+  it('a message: text and four tool calls as Responses items; cache reads as cached tokens, cache writes beside them', () => {
     const m = json('providers/anthropic/message-tool-use.json');
     const { status, body } = openAIResponsesToAnthropicMessages.translateResponse(bytes('providers/anthropic/message-tool-use.json'), call({ model: 'claude-haiku-4-5', input: 'x' }));
     assert.equal(status, 200);
@@ -97,9 +97,10 @@ describe('openai-responses → anthropic-messages', () => {
       response.output.slice(1).map((i: any) => [i.type, i.call_id, i.name, JSON.parse(i.arguments).name]),
       m.content.slice(1).map((b: any) => ['function_call', b.id, b.name, b.input.name]),
     );
-    assert.deepEqual(response.usage, { input_tokens: 423, input_tokens_details: { cached_tokens: 0 }, output_tokens: 202, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 625 });
+    assert.deepEqual(response.usage, { input_tokens: 423, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 202, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 625 });
     const cached = openAIResponsesToAnthropicMessages.translateResponse(bytes('providers/anthropic/message.json'), call({ model: 'claude-sonnet-4-5', input: 'x' })).body as any;
-    assert.deepEqual(cached.usage.input_tokens_details, { cached_tokens: json('providers/anthropic/message.json').usage.cache_read_input_tokens });
+    const recorded = json('providers/anthropic/message.json').usage;
+    assert.deepEqual(cached.usage.input_tokens_details, { cached_tokens: recorded.cache_read_input_tokens, cache_write_tokens: recorded.cache_creation_input_tokens });
     const bad = openAIResponsesToAnthropicMessages.translateResponse(Buffer.from('{"type":"nope"}'), call({ model: 'm', input: 'x' }));
     assert.equal(bad.status, 502);
     assert.equal((bad.body as any).error.code, 'upstream_bad_response');

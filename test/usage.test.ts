@@ -2,7 +2,7 @@
  * Reading a log record's usage in each dialect (admin/usage.ts): Anthropic Messages bodies and
  * streams from the recorded fixtures (input tokens exclude cached ones; 5-minute and 1-hour writes;
  * message_start and message_delta usage merged), OpenAI chat completions (Gemini's and xAI's reasoning
- * counted only in the total; the 1-hour cache writes of Anthropic's) and Responses.
+ * counted only in the total) and Responses (the cache writes the gateway's translations carry).
  * Run: node --import tsx --test test/usage.test.ts
  */
 import assert from 'node:assert/strict';
@@ -146,6 +146,12 @@ describe('OpenAI usage', () => {
     assert.deepEqual([u.cacheReadTokens, u.cacheWriteTokens, u.cacheWrite1hTokens], [1111, 418, 418]);
     const over = readUsage({ endpoint: 'chat', responseBody: null, usage: { prompt_tokens: 9, completion_tokens: 1, prompt_tokens_details: { cache_write_tokens: 4, cache_write_1h_tokens: 7 } } as LogRecord['usage'] })!;
     assert.equal(over.cacheWrite1hTokens, 4, 'never more than all the writes');
+  });
+
+  it('Responses through the gateway: cache writes, and their 1-hour part, beside the cached tokens', () => {
+    const usage = { input_tokens: 1532, input_tokens_details: { cached_tokens: 1111, cache_write_tokens: 418, cache_write_1h_tokens: 418 }, output_tokens: 33, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1565 };
+    const u = readUsage({ endpoint: 'responses', responseBody: null, usage: usage as LogRecord['usage'] })!;
+    assert.deepEqual([u.promptTokens, u.cacheReadTokens, u.cacheWriteTokens, u.cacheWrite1hTokens, u.completionTokens], [1532, 1111, 418, 418, 33]);
   });
 
   it('Responses: input_tokens include cached tokens; reasoning under output_tokens_details', () => {

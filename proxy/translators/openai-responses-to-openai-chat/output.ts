@@ -23,10 +23,14 @@ import { finiteOrZero, isRecord } from '../shared/values.ts';
 import type { ToolOrigin } from '../types.ts';
 import type { IncompleteReason } from './echo.ts';
 
-/** Usage as the Responses API reports it (tokens). */
+/**
+ * Usage as the Responses API reports it (tokens), with the cache writes of providers that report them
+ * (Anthropic, Bedrock) in `input_tokens_details`, under the names chat usage carries them with
+ * (`prompt_tokens_details.cache_write_tokens`, `cache_write_1h_tokens`): the API has no member for them.
+ */
 export interface ResponsesUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  input_tokens_details: { cached_tokens: number; cache_write_tokens?: number; cache_write_1h_tokens?: number };
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
@@ -34,7 +38,8 @@ export interface ResponsesUsage {
 
 /**
  * Responses usage (tokens) from chat usage: `input_tokens` = `prompt_tokens`, `cached_tokens` =
- * `prompt_tokens_details.cached_tokens` (or DeepSeek's `prompt_cache_hit_tokens`), `output_tokens` =
+ * `prompt_tokens_details.cached_tokens` (or DeepSeek's `prompt_cache_hit_tokens`), `cache_write_tokens` and
+ * `cache_write_1h_tokens` as `prompt_tokens_details` reports them (absent when it does not), `output_tokens` =
  * `completion_tokens`, `reasoning_tokens` = `completion_tokens_details.reasoning_tokens`, `total_tokens` = input plus
  * output, as in OpenAI's usage. `provider` (config name) is the one that answered: Gemini and xAI count reasoning in
  * `total_tokens` only (../../../shared/reasoning-usage.ts), so for them that difference is added to `output_tokens`
@@ -48,9 +53,13 @@ export function responsesUsage(usage: unknown, provider?: string): ResponsesUsag
   const hidden = uncountedReasoningTokens(provider, u);
   const output = finiteOrZero(u.completion_tokens) + hidden;
   const reasoning = finiteOrZero(completion.reasoning_tokens) || hidden;
+  const inputDetails: ResponsesUsage['input_tokens_details'] = { cached_tokens: finiteOrZero(prompt.cached_tokens) || finiteOrZero(u.prompt_cache_hit_tokens) };
+  // Without them admin would price the written tokens as plain input (Anthropic charges 1.25x, 2x for 1 hour).
+  if (typeof prompt.cache_write_tokens === 'number') inputDetails.cache_write_tokens = finiteOrZero(prompt.cache_write_tokens);
+  if (typeof prompt.cache_write_1h_tokens === 'number') inputDetails.cache_write_1h_tokens = finiteOrZero(prompt.cache_write_1h_tokens);
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: finiteOrZero(prompt.cached_tokens) || finiteOrZero(u.prompt_cache_hit_tokens) },
+    input_tokens_details: inputDetails,
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: reasoning },
     total_tokens: input + output,
