@@ -61,8 +61,14 @@ type Effort = 'low' | 'medium' | 'high';
 
 type MemberHandler = (value: unknown, p: Pending, body: Record<string, unknown>) => void;
 
-/** Reasoning efforts by Anthropic `output_config.effort`. */
-const EFFORTS: Readonly<Record<string, Effort>> = { low: 'low', medium: 'medium', high: 'high', max: 'high', xhigh: 'high' };
+/** Reasoning efforts by Anthropic `output_config.effort` (a Map: a client's "toString" is not an effort). */
+const EFFORTS: ReadonlyMap<string, Effort> = new Map<string, Effort>([
+  ['low', 'low'],
+  ['medium', 'medium'],
+  ['high', 'high'],
+  ['max', 'high'],
+  ['xhigh', 'high'],
+]);
 
 function numberAt(value: unknown, path: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(`${path} must be a number`, path);
@@ -166,8 +172,8 @@ const FORMAT_MAPPED = new Set(['type', 'schema']);
 function outputConfig(value: unknown, p: Pending): void {
   const c = objectAt(value, 'output_config');
   if (c.effort !== undefined && c.effort !== null) {
-    const effort = EFFORTS[stringAt(c.effort, 'output_config.effort')];
-    if (!effort) throw badRequest(`output_config.effort must be one of ${Object.keys(EFFORTS).join(', ')}`, 'output_config.effort');
+    const effort = EFFORTS.get(stringAt(c.effort, 'output_config.effort'));
+    if (!effort) throw badRequest(`output_config.effort must be one of ${[...EFFORTS.keys()].join(', ')}`, 'output_config.effort');
     if (p.reasoning) p.outputEffort = effort;
     else p.b.removed.push('output_config.effort');
   }
@@ -183,8 +189,11 @@ function mcpServers(value: unknown, p: Pending): void {
   p.b.removed.push('mcp_servers');
 }
 
-/** The handler of each top-level member that is mapped (`system` and `messages` are mapped first, together). */
-const HANDLERS: Readonly<Record<string, MemberHandler>> = {
+/**
+ * The handler of each top-level member that is mapped (`system` and `messages` are mapped first, together). A Map, so
+ * a member named like an `Object.prototype` property (`__proto__`, `toString`) is an unknown member like any other.
+ */
+const HANDLERS: ReadonlyMap<string, MemberHandler> = new Map(Object.entries<MemberHandler>({
   model: () => {},
   system: () => {},
   messages: () => {},
@@ -209,7 +218,7 @@ const HANDLERS: Readonly<Record<string, MemberHandler>> = {
   output_config: outputConfig,
   output_format: (v, p) => responseFormat(v, 'output_format', p),
   mcp_servers: mcpServers,
-};
+}));
 
 /**
  * Translates a Messages request body (untrusted JSON, `model` already the provider's model) into a chat-completions
@@ -230,7 +239,7 @@ export function toChatRequest(input: unknown, provider: string | undefined, purp
   for (const key in input) {
     const value = input[key];
     if (value === undefined || value === null) continue;
-    const handler = HANDLERS[key];
+    const handler = HANDLERS.get(key);
     if (handler) handler(value, p, input);
     else b.removed.push(key);
   }

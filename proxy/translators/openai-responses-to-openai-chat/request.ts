@@ -59,8 +59,14 @@ interface Pending {
 
 type MemberHandler = (value: unknown, p: Pending) => void;
 
-/** The chat effort asked for by Responses `reasoning.effort`; `none` is absent (removed). */
-const EFFORTS: Readonly<Record<string, 'low' | 'medium' | 'high'>> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'high' };
+/** The chat effort asked for by Responses `reasoning.effort`; `none` is absent (removed). A Map: "toString" is no effort. */
+const EFFORTS: ReadonlyMap<string, 'low' | 'medium' | 'high'> = new Map<string, 'low' | 'medium' | 'high'>([
+  ['minimal', 'low'],
+  ['low', 'low'],
+  ['medium', 'medium'],
+  ['high', 'high'],
+  ['xhigh', 'high'],
+]);
 
 function maxOutputTokens(value: unknown, p: Pending): void {
   if (!Number.isInteger(value) || (value as number) < 1) throw badRequest('max_output_tokens must be a positive integer', 'max_output_tokens');
@@ -106,8 +112,8 @@ function reasoning(value: unknown, p: Pending): void {
   const r = objectAt(value, 'reasoning');
   if (r.effort !== undefined && r.effort !== null) {
     const asked = stringAt(r.effort, 'reasoning.effort');
-    const wanted = EFFORTS[asked];
-    if (!wanted && asked !== 'none') throw badRequest(`reasoning.effort must be one of none, ${Object.keys(EFFORTS).join(', ')}`, 'reasoning.effort');
+    const wanted = EFFORTS.get(asked);
+    if (!wanted && asked !== 'none') throw badRequest(`reasoning.effort must be one of none, ${[...EFFORTS.keys()].join(', ')}`, 'reasoning.effort');
     const effort = wanted && chatReasoningEffort(p.b.provider, p.out.model, wanted);
     if (effort) p.out.reasoning_effort = effort;
     else p.b.removed.push('reasoning.effort');
@@ -122,8 +128,12 @@ function refuse(member: string, why: string): MemberHandler {
   };
 }
 
-/** The handler of each top-level member that is mapped or refused (`instructions`, `input` and `tools` are mapped first). */
-const HANDLERS: Readonly<Record<string, MemberHandler>> = {
+/**
+ * The handler of each top-level member that is mapped or refused (`instructions`, `input` and `tools` are mapped
+ * first). A Map, so a member named like an `Object.prototype` property (`__proto__`, `toString`) is an unknown member
+ * like any other.
+ */
+const HANDLERS: ReadonlyMap<string, MemberHandler> = new Map(Object.entries<MemberHandler>({
   model: () => {},
   instructions: () => {},
   input: () => {},
@@ -149,7 +159,7 @@ const HANDLERS: Readonly<Record<string, MemberHandler>> = {
   previous_response_id: refuse('previous_response_id', 'the conversation must reach the translator whole; send the earlier items in input'),
   conversation: refuse('conversation', 'conversations are kept by OpenAI; send the earlier items in input'),
   prompt: refuse('prompt', 'a prompt stored at OpenAI cannot be resolved for another provider; send instructions and input'),
-};
+}));
 
 /** `safety_identifier`, else `user`, as chat's `user`; a different `user` beside a `safety_identifier` is recorded. */
 function endUser(input: Record<string, unknown>, p: Pending): void {
@@ -181,7 +191,7 @@ export function toChatRequest(input: unknown, provider: string | undefined, purp
   for (const key in input) {
     const value = input[key];
     if (value === undefined || value === null) continue;
-    const handler = HANDLERS[key];
+    const handler = HANDLERS.get(key);
     if (handler) handler(value, p);
     else if (!isEmptyMember(value)) b.removed.push(key);
   }
