@@ -57,6 +57,14 @@ export class Deadlines<T extends HasDeadline> {
     item.deadlineSlot = -1;
   }
 
+  /**
+   * A copy of the tracked items, for the rare walk over all of them (a graceful stop cutting what
+   * is left); the copy lets the caller untrack while it walks.
+   */
+  snapshot(): T[] {
+    return this.items.slice();
+  }
+
   /** How many items are tracked. */
   get size(): number {
     return this.items.length;

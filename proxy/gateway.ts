@@ -27,6 +27,8 @@ import { logRecordObserver } from './observers/log-record.ts';
 import { metricsObserver } from './observers/metrics.ts';
 import { responseStoreObserver } from './observers/response-store.ts';
 import type { Observers } from './observers/types.ts';
+import type { RequestContext } from './pipeline/context.ts';
+import { finish } from './pipeline/finish.ts';
 import { definePipeline, type Pipeline } from './pipeline/pipeline.ts';
 import { createRuntime, type GatewayDeps, type GatewayRuntime } from './pipeline/runtime.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
@@ -58,7 +60,11 @@ export interface Gateway {
    * never rejects. Listen after it: see {@link ResponseStore.whenReady}.
    */
   ready(): Promise<void>;
-  /** Stops accepting, waits (bounded) for in-flight requests, flushes queued records. */
+  /**
+   * Stops accepting and waits for in-flight requests up to `server.shutdown-timeout` (ms), then cuts
+   * what is left (each logged as the gateway's 502 `gateway_shutdown`). Resolves once every
+   * request's log record is queued: the caller flushes the control plane's queue after it.
+   */
   close(): Promise<void>;
   rateLimiter: RateLimiter | null;
 }
@@ -140,22 +146,58 @@ export function createGateway(deps: GatewayDeps): Gateway {
   };
 }
 
+/** How long a graceful stop waits, after cutting what was left, for the cut connections to close (ms). */
+const CUT_CLOSE_GRACE_MS = 1_000;
+
 /**
  * A graceful stop: stop accepting, wait for in-flight requests up to `server.shutdown-timeout`,
- * then close what is left, the deadline sweep, the upstream pools, the rate limiter and the response store.
+ * then cut what is left ({@link cutByShutdown}: each is finished, so logged, before its connection
+ * is closed), then the deadline sweep, the upstream pools, the rate limiter and the response store.
+ * Resolves once every request's record is queued, so the caller's flush of the log queue carries them.
  */
 async function drain(gw: GatewayRuntime, server: http.Server): Promise<void> {
-  const drained = new Promise<void>((resolve) => {
-    if (gw.inFlight === 0) resolve();
-    else gw.idle.push(resolve);
-  });
   server.close();
   server.closeIdleConnections();
-  await Promise.race([drained, new Promise((r) => setTimeout(r, gw.config.server.shutdownTimeoutMs).unref())]);
-  server.closeAllConnections();
+  if (!(await allClosed(gw, gw.config.server.shutdownTimeoutMs))) {
+    // The close events of the sockets destroyed below come a turn of the event loop later (or, for
+    // a response queued behind another on its socket, never): the records are built here first.
+    for (const ctx of gw.deadlines.snapshot()) cutByShutdown(ctx);
+    server.closeAllConnections();
+    if (!(await allClosed(gw, CUT_CLOSE_GRACE_MS))) gw.logger.warn({ inFlight: gw.inFlight }, 'requests cut by the shutdown whose connection did not close');
+  }
   gw.deadlines.close();
   await gw.upstreamAgent.destroy();
   await gw.rateLimiter?.close();
   await gw.responseStore.close();
   await gw.cache.close();
+}
+
+/** Resolves true once no request is in flight, false when `timeoutMs` passes first. */
+function allClosed(gw: GatewayRuntime, timeoutMs: number): Promise<boolean> {
+  if (gw.inFlight === 0) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs).unref();
+    gw.idle.push(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/**
+ * A request still in flight when the shutdown timeout passed: the gateway cuts it, as it cuts a
+ * passed-on body the provider broke off (upstream/failure.ts): not a client that left, but the
+ * gateway's 502 `gateway_shutdown` (an error status already answered is kept, and so is an error
+ * already recorded). It is finished now, so its record (with the bytes streamed so far) and its
+ * access-log line are made before its connection closes and before the log queue is flushed.
+ */
+function cutByShutdown(ctx: RequestContext): void {
+  if (ctx.finished) return;
+  ctx.cutOff = true;
+  if (ctx.status < 400) ctx.status = 502;
+  if (ctx.error === null) {
+    ctx.error = `the gateway shut down before the response was complete (server.shutdown-timeout: ${ctx.gw.config.server.shutdownTimeoutMs} ms)`;
+    ctx.errorCode = 'gateway_shutdown';
+  }
+  finish(ctx);
 }

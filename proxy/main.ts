@@ -1,8 +1,8 @@
 /**
  * Proxy process entry: config, the control-plane link, the gateway on `GATEWAY_PORT` (default
- * 8080), and a clean stop on SIGINT/SIGTERM (in-flight requests finish within the shutdown timeout,
- * queued log records are flushed, then exit); under `npm start`, when start.ts says so or is gone
- * (shared/supervised.ts).
+ * 8080), and a clean stop on SIGINT/SIGTERM (in-flight requests finish within the shutdown timeout
+ * or are cut and logged as such, then the queued log records are flushed, then exit); under
+ * `npm start`, when start.ts says so or is gone (shared/supervised.ts).
  *
  * Env: `GATEWAY_PORT`, `GATEWAY_HOST` (default 0.0.0.0), `SVC_CONTROL_PLANE_API_KEY`, provider keys
  * (`OPENAI_API_KEY`, ...), `GATEWAY_CONFIG` / `--config FILE`, `SVC_SUPERVISED` (set by `npm start`).
