@@ -2,22 +2,24 @@
  * The console's shell: sign-in until a key is held (sessionStorage), then the nav, the error
  * banner and the routed page. Number keys 1–6 switch pages (in nav order) when no field has focus.
  */
-import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
+import { Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiError, createApi } from './api.ts';
 import { ErrorBanner } from './components/error-banner.tsx';
+import { LoadBoundary } from './components/load-boundary.tsx';
 import { Nav } from './components/nav.tsx';
 import { ApiKeysPage } from './pages/api-keys.tsx';
 import { DatasetsPage } from './pages/datasets.tsx';
 import { RequestsPage } from './pages/requests.tsx';
 import { SessionsPage } from './pages/sessions.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
+import { lazyWithRetry } from './lazy-retry.ts';
 import { isTyping, navigate, PAGES, parseRoute, useRoute } from './router.ts';
 import { KEY_STORAGE, SessionContext, type Session } from './session.tsx';
 
 // Pages with heavy libraries load when first opened (chart.js, the diff library): the Requests
 // page, where the console starts, does not wait for them.
-const DashboardPage = lazy(() => import('./pages/dashboard.tsx').then((m) => ({ default: m.DashboardPage })));
-const PromptsPage = lazy(() => import('./pages/prompts.tsx').then((m) => ({ default: m.PromptsPage })));
+const DashboardPage = lazyWithRetry(() => import('./pages/dashboard.tsx'), (m) => m.DashboardPage);
+const PromptsPage = lazyWithRetry(() => import('./pages/prompts.tsx'), (m) => m.PromptsPage);
 
 /** The message shown for a failure. */
 function messageOf(err: unknown): string {
@@ -86,14 +88,16 @@ export function App() {
         <Nav page={route.page} onSignOut={signOut} />
         <main className="main">
           <ErrorBanner message={error} onClose={() => setError(null)} />
-          <Suspense fallback={<p className="muted pad">Loading…</p>}>
-            {route.page === 'requests' && <RequestsPage openId={route.id} />}
-            {route.page === 'sessions' && <SessionsPage openId={route.id} />}
-            {route.page === 'dashboard' && <DashboardPage />}
-            {route.page === 'prompts' && <PromptsPage openId={route.id} />}
-            {route.page === 'datasets' && <DatasetsPage openId={route.id} />}
-            {route.page === 'keys' && <ApiKeysPage />}
-          </Suspense>
+          <LoadBoundary key={route.page}>
+            <Suspense fallback={<p className="muted pad">Loading…</p>}>
+              {route.page === 'requests' && <RequestsPage openId={route.id} />}
+              {route.page === 'sessions' && <SessionsPage openId={route.id} />}
+              {route.page === 'dashboard' && <DashboardPage />}
+              {route.page === 'prompts' && <PromptsPage openId={route.id} />}
+              {route.page === 'datasets' && <DatasetsPage openId={route.id} />}
+              {route.page === 'keys' && <ApiKeysPage />}
+            </Suspense>
+          </LoadBoundary>
         </main>
       </div>
     </SessionContext.Provider>

@@ -2,17 +2,19 @@
  * Requests: the filter bar, the count, the virtualized table of the newest requests (new ones
  * appear as they are logged), a dataset from the current filter, and the open request beside it.
  */
-import { lazy, Suspense, useCallback, useMemo, useState } from 'react';
+import { Suspense, useCallback, useMemo, useState } from 'react';
 import { DatasetFromFilter } from '../components/dataset-from-filter.tsx';
+import { LoadBoundary } from '../components/load-boundary.tsx';
 import { RequestFiltersBar } from '../components/request-filters.tsx';
 import { RequestTable } from '../components/request-table.tsx';
 import { EMPTY_FILTERS, toFilterTree, type RequestFilters } from '../filters.ts';
 import { formatInt } from '../format.ts';
+import { lazyWithRetry } from '../lazy-retry.ts';
 import { useRequestFeed } from '../request-feed.ts';
 import { navigate } from '../router.ts';
 
 // The detail view brings the markdown renderer and sanitizer: loaded when a request is first opened.
-const RequestDetail = lazy(() => import('../components/request-detail.tsx').then((m) => ({ default: m.RequestDetail })));
+const RequestDetail = lazyWithRetry(() => import('../components/request-detail.tsx'), (m) => m.RequestDetail);
 
 /** Props: the request open in the detail panel (from the route), if any. */
 export function RequestsPage({ openId }: { openId: string | null }) {
@@ -38,9 +40,12 @@ export function RequestsPage({ openId }: { openId: string | null }) {
         <RequestTable rows={feed.rows} done={feed.done} loading={feed.loading} openId={openId} onOpen={open} onLoadMore={feed.loadMore} />
       </div>
       {openId && (
-        <Suspense fallback={<aside className="detail" aria-busy="true" />}>
-          <RequestDetail id={openId} onClose={() => navigate('requests')} onRated={feed.patch} />
-        </Suspense>
+        // Failing here leaves the table usable: only the detail pane says so.
+        <LoadBoundary key={openId}>
+          <Suspense fallback={<aside className="detail" aria-busy="true" />}>
+            <RequestDetail id={openId} onClose={() => navigate('requests')} onRated={feed.patch} />
+          </Suspense>
+        </LoadBoundary>
       )}
     </div>
   );
