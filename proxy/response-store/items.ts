@@ -27,6 +27,11 @@ export function inputItemsOf(input: unknown): Json[] {
 /** Id prefixes OpenAI gives items, by type (others: `item`). */
 const ID_PREFIX: Readonly<Record<string, string>> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', reasoning: 'rs' };
 
+/** The id prefix of an item `type` (the client's): own keys of {@link ID_PREFIX} only, so "constructor" is `item`. */
+function idPrefix(type: unknown): string {
+  return typeof type === 'string' && Object.hasOwn(ID_PREFIX, type) ? ID_PREFIX[type]! : 'item';
+}
+
 /**
  * Item `i` of response `responseId` as listed: its own `id`, or one made from the response id and its
  * position (so the same item has the same id in every page), and a message's string `content` as
@@ -34,7 +39,7 @@ const ID_PREFIX: Readonly<Record<string, string>> = { message: 'msg', function_c
  */
 function listed(item: Json, i: number, responseId: string): Json {
   const out: Json = { ...item };
-  if (typeof out.id !== 'string') out.id = `${ID_PREFIX[String(out.type)] ?? 'item'}_${responseId.replace(/^resp_/, '')}${String(i).padStart(4, '0')}`;
+  if (typeof out.id !== 'string') out.id = `${idPrefix(out.type)}_${responseId.replace(/^resp_/, '')}${String(i).padStart(4, '0')}`;
   if (out.type === 'message' && typeof out.content === 'string') out.content = [{ type: out.role === 'assistant' ? 'output_text' : 'input_text', text: out.content }];
   return out;
 }

@@ -37,7 +37,9 @@ export function carryMessageSignature(carried: CarriedReasoning, signature: stri
 
 /** Adds Gemini's thought signature of the tool call the client knows as `toolCallId`. */
 export function carryToolCallSignature(carried: CarriedReasoning, toolCallId: string, signature: string): void {
-  ((carried.google ??= {}).tool_calls ??= {})[toolCallId] = signature;
+  const calls = ((carried.google ??= {}).tool_calls ??= {});
+  // Defined, not assigned: a call id "__proto__" is a key like any other, not Object.prototype's setter.
+  Object.defineProperty(calls, toolCallId, { value: signature, enumerable: true, writable: true, configurable: true });
 }
 
 /** Adds everything `from` carries to `into` (later signatures of the same call win). */
@@ -97,7 +99,8 @@ export function restoreThoughtSignatures(message: ChatMessage, carried: CarriedR
   if (!g) return;
   if (g.message !== undefined) message.extra_content = { google: { thought_signature: g.message } };
   for (const call of message.tool_calls ?? []) {
-    const sig = g.tool_calls?.[call.id];
+    // Own keys only: a call id "constructor" or "toString" has no signature, whatever Object.prototype holds.
+    const sig = g.tool_calls !== undefined && Object.hasOwn(g.tool_calls, call.id) ? g.tool_calls[call.id] : undefined;
     if (sig !== undefined) (call as ChatToolCall & { extra_content?: unknown }).extra_content = { google: { thought_signature: sig } };
   }
 }

@@ -93,7 +93,8 @@ export function anthropicError(error: { type?: unknown; message?: unknown }, sta
   const message = typeof error.message === 'string' && error.message ? redactSecrets(error.message) : `anthropic error (HTTP ${status})`;
   return {
     message,
-    type: (anthropicType && ANTHROPIC_ERROR_TYPES[anthropicType]) || errorTypeForStatus(status),
+    // Own keys only: a provider's type "constructor" is an unknown type, not Object.prototype's member.
+    type: anthropicType !== null && Object.hasOwn(ANTHROPIC_ERROR_TYPES, anthropicType) ? ANTHROPIC_ERROR_TYPES[anthropicType]! : errorTypeForStatus(status),
     param: null,
     code: anthropicType,
   };
@@ -338,7 +339,7 @@ const FROM_NEUTRAL: Readonly<Record<string, string>> = {
 export function anthropicErrorType(neutralType: string, status?: number, anthropicType?: string | null): string {
   if (anthropicType && ANTHROPIC_TYPES.has(anthropicType)) return anthropicType;
   if (status !== undefined && status >= 400) return anthropicErrorTypeForStatus(status);
-  return FROM_NEUTRAL[neutralType] ?? 'api_error';
+  return Object.hasOwn(FROM_NEUTRAL, neutralType) ? FROM_NEUTRAL[neutralType]! : 'api_error';
 }
 
 /** Anthropic's error body for a type and message. */
