@@ -101,4 +101,26 @@ describe('the console: fixes of a new user tester\'s findings', { concurrency: f
     consoleStack!.browser.pageErrors.length = 0;
     consoleStack!.browser.failedResponses.length = 0;
   });
+
+  test('a message with <…> text shows it as sent; its markdown still renders and nothing of it runs', async () => {
+    const lines = [
+      '<instructions>Answer briefly</instructions>',
+      '<document index="1">Quarterly report</document>',
+      'Compare: if a<b and b>c then x.',
+      'Use the <script>alert(1)</script> tag carefully, **this** in bold.',
+      '<system-reminder>',
+      'Block of tagged text',
+      '</system-reminder>',
+    ];
+    const id = await chat(`${lines.join('\n')}\n(${tag})`);
+    await page.goto(`${stack.adminUrl}/#/requests/${id}`);
+    const detail = await shown(page, testId(page, 'request-detail'), 'the request detail');
+    const user = await shown(page, testId(detail, 'message', '[data-role="user"]'), 'the user message');
+    const text = await user.innerText();
+    // As sent, but for the markdown: `**this**` shows as a bold "this".
+    for (const line of lines.map((l) => l.replace(/\*\*/g, ''))) assert.ok(text.includes(line), `${JSON.stringify(line)} shown as sent in ${JSON.stringify(text)}`);
+    assert.deepEqual(await user.locator('strong, b').allInnerTexts(), ['this'], 'only the markdown bold is bold');
+    assert.equal(await user.locator('script, instructions, document, system-reminder').count(), 0, 'no tag of the text became an element');
+    await screenshot(page, 'fixes-03-tagged-text');
+  });
 });
