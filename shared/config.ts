@@ -164,6 +164,7 @@ export const GatewayConfigSchema = object({
       'upstream-timeout': optional(Duration),
       'shutdown-timeout': optional(Duration),
       'headers-timeout': optional(Duration),
+      'request-timeout': optional(Duration),
     }),
   ),
   providers: optional(record(Provider, ProviderConfigSchema)),
@@ -337,7 +338,12 @@ function toCacheConfig(raw: RawGatewayConfig['cache'], rateLimitStore: string, r
 export interface GatewayConfig {
   features: Features;
   controlPlane: { url: string; caFile: string | null };
-  server: { maxBodyBytes: number; upstreamTimeoutMs: number; shutdownTimeoutMs: number; headersTimeoutMs: number };
+  /**
+   * `headersTimeoutMs`: the request's headers, and then each next piece of its body, must arrive
+   * within it; `requestTimeoutMs` (≥ `headersTimeoutMs`): the whole request, headers and body, must
+   * arrive within it from its first byte (the answer is not bounded by it).
+   */
+  server: { maxBodyBytes: number; upstreamTimeoutMs: number; shutdownTimeoutMs: number; headersTimeoutMs: number; requestTimeoutMs: number };
   providers: Record<ProviderName, ProviderConfig>;
   routers: Record<string, RouterConfig>;
   rateLimit: {
@@ -485,6 +491,15 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
   const redisUrl = raw['rate-limit-store']?.url ?? null;
   if (storeType === 'redis' && !redisUrl) throw new ConfigError(`${source}: rate-limit-store.url: required when the store type is "redis"`);
 
+  const headersTimeoutMs = toDuration(raw.server?.['headers-timeout'], 10_000);
+  // Node's own default for the whole request (http.Server requestTimeout): a client sending the
+  // 10 MiB a body may hold gets there at 35 KB/s. Never below a headers timeout set higher.
+  const requestTimeoutMs = toDuration(raw.server?.['request-timeout'], Math.max(300_000, headersTimeoutMs));
+  // node:http refuses a headers timeout above the request timeout (it would never fire).
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError(`${source}: server.request-timeout: ${requestTimeoutMs} ms is below server.headers-timeout (${headersTimeoutMs} ms); the whole request cannot arrive sooner than its headers`);
+  }
+
   const adminPort = Number(env.ADMIN_PORT ?? 8585);
   const q = raw['log-queue'];
   return {
@@ -497,7 +512,8 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
       maxBodyBytes: raw.server?.['max-body-size'] ?? 10 * 1024 * 1024,
       upstreamTimeoutMs: toDuration(raw.server?.['upstream-timeout'], 600_000),
       shutdownTimeoutMs: toDuration(raw.server?.['shutdown-timeout'], 10_000),
-      headersTimeoutMs: toDuration(raw.server?.['headers-timeout'], 10_000),
+      headersTimeoutMs,
+      requestTimeoutMs,
     },
     providers,
     routers,
