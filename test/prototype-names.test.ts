@@ -36,6 +36,9 @@ describe('Anthropic error types', () => {
   });
 });
 
+/** The `extra_content` of tool call `i` of `m` (where the signature goes back). */
+const extraOf = (m: ChatMessage, i: number): unknown => (m.tool_calls![i] as unknown as Record<string, unknown>).extra_content;
+
 describe("Gemini's thought signatures by tool call id", () => {
   const message = (ids: string[]): ChatMessage => ({
     role: 'assistant',
@@ -48,8 +51,8 @@ describe("Gemini's thought signatures by tool call id", () => {
       const carried: CarriedReasoning = { google: { message: 'msg-sig', tool_calls: { other: 'sig-1' } } };
       const m = message([name, 'other']);
       restoreThoughtSignatures(m, carried);
-      assert.equal((m.tool_calls![0] as Record<string, unknown>).extra_content, undefined);
-      assert.deepEqual((m.tool_calls![1] as Record<string, unknown>).extra_content, { google: { thought_signature: 'sig-1' } });
+      assert.equal(extraOf(m, 0), undefined);
+      assert.deepEqual(extraOf(m, 1), { google: { thought_signature: 'sig-1' } });
     });
 
     test(`a tool call "${name}" with a signature keeps it through the carrier`, () => {
@@ -58,7 +61,7 @@ describe("Gemini's thought signatures by tool call id", () => {
       assert.equal(decodeCarried(encodeCarried(carried)) !== null, true);
       const m = message([name]);
       restoreThoughtSignatures(m, decodeCarried(encodeCarried(carried))!);
-      assert.deepEqual((m.tool_calls![0] as Record<string, unknown>).extra_content, { google: { thought_signature: 'sig-x' } });
+      assert.deepEqual(extraOf(m, 0), { google: { thought_signature: 'sig-x' } });
     });
   }
 });
