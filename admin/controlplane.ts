@@ -9,6 +9,15 @@
  * Key and prompt changes reach every admin process through PostgreSQL LISTEN/NOTIFY, so with several
  * admins on one database each pushes the change to the proxies connected to it.
  *
+ * A link lives only as long as the key it authenticated with: a revocation of that key reaches the
+ * link (its `keys.revoke`, so the proxy drops the key too) and then closes it with
+ * {@link KEY_GONE_CLOSE_CODE}; the proxy's reconnect with the key is refused (401) and it serves on
+ * with the keys it holds, as when admin is down. Every heartbeat also checks each link's key in the
+ * database, which catches what sends no notification (the organization deleted, a key row deleted,
+ * a notification missed): such a link gets a fresh snapshot of its organization's keys (empty for a
+ * deleted organization), then the same close. Any live key of the organization opens a link (keys
+ * have no kind or scope); `npm start` gives its proxy one named `control-plane`.
+ *
  * Consistency: a change notified while a link's snapshot is being loaded is held back and sent
  * after the snapshot (so a revocation can never be overwritten by an older snapshot). Notifications
  * are lost while the LISTEN connection is down, so whenever it is re-established every proxy link is
@@ -22,14 +31,14 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { bearerToken, hashApiKey } from '../shared/apikey.ts';
-import { parseMessage, ProxyMessageSchema, type AdminMessage, type ProxyMessage } from '../shared/controlplane.ts';
+import { bearerToken, hashApiKey, hashesEqual } from '../shared/apikey.ts';
+import { KEY_GONE_CLOSE_CODE, parseMessage, ProxyMessageSchema, type AdminMessage, type ProxyMessage } from '../shared/controlplane.ts';
 import { decodeBatch, readBatchHeader, RECORD_BATCH_VERSION } from '../shared/record-batch.ts';
 import type { Sql } from './db.ts';
 import { ingestDecodedRecords, ingestRecords, type IngestResult } from './ingest.ts';
 import type { KeyUsage } from './key-usage.ts';
 import { PROMPTS_CHANNEL, resolvePromptVersion } from './prompt-store.ts';
-import { findKey, keyEntries, KEYS_CHANNEL, type KeyChange } from './resources/api-keys/store.ts';
+import { findKey, keyEntries, keyStates, KEYS_CHANNEL, type KeyChange } from './resources/api-keys/store.ts';
 
 /** Path of the control-plane WebSocket. */
 export const CONTROL_PLANE_PATH = '/v1/control-plane';
@@ -37,9 +46,14 @@ export const CONTROL_PLANE_PATH = '/v1/control-plane';
 interface Link {
   ws: WebSocket;
   organizationId: string;
+  /** The API key the link authenticated with: its id and hex SHA-256. */
+  keyId: string;
+  keyHash: string;
   alive: boolean;
   /** Key changes held back while a snapshot for this link is being loaded; null once synced. */
   pending: AdminMessage[] | null;
+  /** True once its key is gone: nothing more is sent to it or accepted from it. */
+  ended: boolean;
 }
 
 /** How often admin checks that its LISTEN subscription still delivers, in ms. */
@@ -80,7 +94,10 @@ export async function startControlPlane(server: Server, sql: Sql, logger: Logger
   const onUpgrade = upgradeHandler(wss, links);
   server.on('upgrade', onUpgrade);
 
-  const heartbeat = setInterval(() => links.heartbeat(), 15_000);
+  const heartbeat = setInterval(() => {
+    links.heartbeat();
+    void links.checkKeys();
+  }, 15_000);
   heartbeat.unref();
 
   return {
@@ -124,9 +141,48 @@ class Links {
   /** Sends a key change, or holds it back while the link's snapshot is being loaded. */
   pushKeys(organizationId: string, msg: AdminMessage): void {
     for (const link of this.all) {
-      if (link.organizationId !== organizationId) continue;
+      if (link.organizationId !== organizationId || link.ended) continue;
       if (link.pending) link.pending.push(msg);
-      else this.send(link, msg);
+      else this.deliver(link, msg);
+    }
+  }
+
+  /** Sends a key change to a synced link; one revoking the link's own key then ends the link. */
+  private deliver(link: Link, msg: AdminMessage): void {
+    this.send(link, msg);
+    if (msg.type === 'keys.revoke' && msg.hashes.some((h) => hashesEqual(h, link.keyHash))) this.end(link, 'API key revoked');
+  }
+
+  /**
+   * Closes a link whose key no longer authenticates, after whatever was just sent to it (the proxy
+   * reads the revocation before the close). Batches still arriving on it are dropped unstored.
+   */
+  private end(link: Link, reason: string): void {
+    if (link.ended) return;
+    link.ended = true;
+    this.logger.warn({ organizationId: link.organizationId, keyId: link.keyId, reason }, 'closed a control-plane link: the API key it logged in with is gone');
+    link.ws.close(KEY_GONE_CLOSE_CODE, reason);
+  }
+
+  /**
+   * Checks every synced link's key in the database (one query) and ends the links whose key is
+   * revoked or deleted, after a fresh snapshot of their organization's keys: this covers what sends
+   * no notification (see module doc). A database error leaves the links as they are until the next check.
+   */
+  async checkKeys(): Promise<void> {
+    const synced = [...this.all].filter((link) => !link.ended && link.pending === null);
+    if (synced.length === 0) return;
+    try {
+      const states = await keyStates(this.sql, [...new Set(synced.map((link) => link.keyId))]);
+      for (const link of synced) {
+        const state = states.get(link.keyId);
+        if (state === 'live' || link.ended) continue;
+        const keys = await keyEntries(this.sql, link.organizationId);
+        this.send(link, { type: 'keys.snapshot', keys });
+        this.end(link, state === 'revoked' ? 'API key revoked' : 'API key deleted (or its organization)');
+      }
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'cannot check the control-plane links\' keys: database unavailable');
     }
   }
 
@@ -137,9 +193,13 @@ class Links {
     for (const link of this.all) link.ws.close(1012, 'resync');
   }
 
-  /** Registers an authenticated proxy's socket, then sends it its organization's key snapshot. */
-  async open(ws: WebSocket, organizationId: string): Promise<void> {
-    const link: Link = { ws, organizationId, alive: true, pending: [] };
+  /**
+   * Registers an authenticated proxy's socket, then sends it its organization's key snapshot.
+   * @param key the API key the link authenticated with (id and organization as `findKey` found them, hex SHA-256).
+   */
+  async open(ws: WebSocket, key: { keyId: string; organizationId: string; hash: string }): Promise<void> {
+    const { organizationId } = key;
+    const link: Link = { ws, organizationId, keyId: key.keyId, keyHash: key.hash, alive: true, pending: [], ended: false };
     this.all.add(link);
     this.stats.connections = this.all.size;
     this.logger.info({ organizationId }, 'proxy connected to the control plane');
@@ -150,6 +210,7 @@ class Links {
     });
     ws.on('error', (err) => this.logger.warn({ err }, 'control-plane link error'));
     ws.on('message', (data, isBinary) => {
+      if (link.ended) return;
       if (isBinary) {
         void storeBinaryBatch(this, link, data as Buffer);
         return;
@@ -166,7 +227,9 @@ class Links {
 
   /**
    * Loads the organization's keys and sends `keys.snapshot`, then the changes held back meanwhile.
-   * On a database error the link is closed (the proxy keeps its cached keys and reconnects).
+   * A link whose own key is missing from the snapshot (revoked after it authenticated, before it was
+   * registered for notifications) is ended. On a database error the link is closed (the proxy keeps
+   * its cached keys and reconnects).
    */
   private async sync(link: Link): Promise<void> {
     try {
@@ -174,7 +237,11 @@ class Links {
       this.send(link, { type: 'keys.snapshot', keys });
       const held = link.pending ?? [];
       link.pending = null;
-      for (const msg of held) this.send(link, msg);
+      if (!keys.some((k) => k.keyId === link.keyId)) {
+        this.end(link, 'API key revoked');
+        return;
+      }
+      for (const msg of held) if (!link.ended) this.deliver(link, msg);
     } catch (err) {
       link.pending = null;
       this.logger.error({ err }, 'could not load keys for a proxy; closing its link');
@@ -284,7 +351,8 @@ async function lookUpPrompt(links: Links, link: Link, msg: Extract<ProxyMessage,
 
 /**
  * The server's `upgrade` listener: accepts a WebSocket on {@link CONTROL_PLANE_PATH} whose bearer
- * key is a valid API key, as a link of that key's organization.
+ * key is a live API key, as a link of that key's organization that ends with the key; an unknown or
+ * revoked key is answered 401 `invalid API key`.
  */
 function upgradeHandler(wss: WebSocketServer, links: Links): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
@@ -295,11 +363,12 @@ function upgradeHandler(wss: WebSocketServer, links: Links): (req: IncomingMessa
     }
     const key = bearerToken(req.headers.authorization);
     if (!key) return rejectUpgrade(socket, 401, 'missing Authorization: Bearer <API key>');
-    findKey(links.sql, hashApiKey(key)).then(
+    const hash = hashApiKey(key);
+    findKey(links.sql, hash).then(
       (found) => {
         if (!found) return rejectUpgrade(socket, 401, 'invalid API key');
         links.keyUsage?.mark(found.organizationId, [found.keyId]);
-        wss.handleUpgrade(req, socket, head, (ws) => links.open(ws, found.organizationId));
+        wss.handleUpgrade(req, socket, head, (ws) => links.open(ws, { ...found, hash }));
       },
       (err) => {
         links.logger.warn({ err }, 'control-plane authentication failed: database unavailable');

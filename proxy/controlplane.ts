@@ -7,7 +7,9 @@
  * The link reconnects by itself, forever, with exponential backoff and full jitter (start 0.5 s,
  * cap 30 s, reset after a minute connected) — AWS Architecture Blog, "Exponential Backoff And
  * Jitter" (Marc Brooker, 2015). Cached keys stay valid while the link is down; until the first
- * snapshot arrives, {@link ControlPlaneClient.ready} is false and the proxy answers 503. A link on
+ * snapshot arrives, {@link ControlPlaneClient.ready} is false and the proxy answers 503. When admin
+ * ends the link because its key was revoked (`KEY_GONE_CLOSE_CODE`), that is logged as an error and
+ * the proxy goes on as when admin is down (admin refuses the key on every retry). A link on
  * which nothing arrives (admin pings every 15 s) for `livenessTimeoutMs` is considered dead and
  * replaced, so a silent network partition is detected too.
  *
@@ -30,7 +32,7 @@ import { LRUCache } from 'lru-cache';
 import type WebSocket from 'ws';
 import type { Logger } from 'pino';
 import { hashesEqual } from '../shared/apikey.ts';
-import { AdminMessageSchema, MAX_KEYS_USED_PER_MESSAGE, parseMessage, type AdminMessage, type KeyEntry } from '../shared/controlplane.ts';
+import { AdminMessageSchema, KEY_GONE_CLOSE_CODE, MAX_KEYS_USED_PER_MESSAGE, parseMessage, type AdminMessage, type KeyEntry } from '../shared/controlplane.ts';
 import { LogQueue, type LogQueueOptions } from './log-queue.ts';
 import { loadOnce } from '../shared/lazy.ts';
 
@@ -238,8 +240,11 @@ export class ControlPlaneClient {
     ws.on('error', (err) => {
       this.options.logger.warn({ err: err.message }, 'control plane link error');
     });
-    ws.on('close', () => {
+    ws.on('close', (code, reason) => {
       if (this.ws !== ws) return;
+      if (code === KEY_GONE_CLOSE_CODE) {
+        this.options.logger.error({ reason: reason.toString() }, 'control plane closed the link: its control-plane API key (SVC_CONTROL_PLANE_API_KEY) was revoked or deleted; serving on with the keys held until a live key is configured');
+      }
       this.ws = null;
       this.linkSynced = false;
       if (this.stableTimer) clearTimeout(this.stableTimer);

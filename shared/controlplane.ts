@@ -44,6 +44,12 @@ export const AdminMessageSchema = union([
 /** A message from admin to a proxy. */
 export type AdminMessage = Infer<typeof AdminMessageSchema>;
 
+/**
+ * WebSocket close code with which admin ends a link whose API key no longer authenticates (revoked,
+ * deleted, or its organization deleted; the close reason says which). Private-use range (RFC 6455 §7.4.2).
+ */
+export const KEY_GONE_CLOSE_CODE = 4001;
+
 /** Most key ids in one `keys.used` message (a proxy splits a larger report). */
 export const MAX_KEYS_USED_PER_MESSAGE = 10_000;
 

@@ -75,6 +75,16 @@ export async function findKey(sql: Sql, hash: string): Promise<{ keyId: string; 
   return row ? { keyId: row.id, organizationId: row.organization_id } : null;
 }
 
+/**
+ * The state of each key of `keyIds` (any organization; the control plane re-checks its links' keys
+ * with it): `live` or `revoked`; an id absent from the map has no row (deleted, or its organization was).
+ */
+export async function keyStates(sql: Sql, keyIds: readonly string[]): Promise<Map<string, 'live' | 'revoked'>> {
+  const rows = await sql<{ id: string; revoked: boolean }[]>`
+    select id, revoked_at is not null as revoked from api_key where id = any(${keyIds as string[]}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, r.revoked ? 'revoked' : 'live']));
+}
+
 /** A key as listed over REST (never the key or its hash); `revoked_at` null while it is live. */
 export interface ApiKeyRow {
   id: string;
