@@ -123,4 +123,33 @@ describe('the console: fixes of a new user tester\'s findings', { concurrency: f
     assert.equal(await user.locator('script, instructions, document, system-reminder').count(), 0, 'no tag of the text became an element');
     await screenshot(page, 'fixes-03-tagged-text');
   });
+
+  test('the Model column shows the requested model, which the model filter matches (the answering model on hover); providers by their config name', async () => {
+    // The stub answers gpt-4o-mini as gpt-4o-2024-08-06.
+    assert.equal((await fetchRecord(stack, plainId)).response_model, 'gpt-4o-2024-08-06');
+    await page.goto(`${stack.adminUrl}/#/requests`);
+    await shown(page, requestRow(page, plainId), 'the request row');
+    assert.equal(await cellText(plainId, 'model'), 'gpt-4o-mini');
+    assert.equal(await requestRow(page, plainId).locator('[data-column="model"] [title]').getAttribute('title'), 'answered by gpt-4o-2024-08-06');
+    assert.equal(await cellText(plainId, 'provider'), 'openai', 'as the config and the Dashboard name it');
+
+    await setField(page, 'filter-model', 'gpt-4o-mini');
+    await until(page, 'the count under the model filter is settled', async () => (await testId(page, 'request-count').innerText()).includes('requests'));
+    await shown(page, requestRow(page, plainId), 'the row under a filter of the model it shows');
+    await setField(page, 'filter-model', 'gpt-4o-2024');
+    await goneFrom(page, requestRow(page, plainId), 'the row under a filter of the answering model');
+    await setField(page, 'filter-model', '');
+    await setField(page, 'filter-provider', 'openai');
+    await shown(page, requestRow(page, plainId), 'the row under a filter of the provider it shows');
+    await setField(page, 'filter-provider', '');
+
+    await requestRow(page, plainId).click();
+    const fact = (name: string) => testId(page, 'request-detail').locator('.facts > div').filter({ has: page.locator('dt', { hasText: new RegExp(`^${name}$`) }) }).locator('dd');
+    await shown(page, fact('Model'), 'the Model fact');
+    assert.equal(await fact('Model').innerText(), 'gpt-4o-mini');
+    assert.equal(await fact('Answered by').innerText(), 'gpt-4o-2024-08-06');
+    assert.equal(await fact('Provider').innerText(), 'openai');
+    await screenshot(page, 'fixes-04-model-provider');
+    await testId(page, 'detail-close').click();
+  });
 });

@@ -5,6 +5,7 @@
  */
 import type { RequestInputs, SvcRequest } from '../api.ts';
 import { formatCost, formatInt, formatMs, orDash, prettyJson } from '../format.ts';
+import { answeredModel, providerName, requestedModel } from '../request-names.ts';
 import { routeHash } from '../router.ts';
 import { FeedbackControl, type FeedbackPatch } from './feedback-control.tsx';
 
@@ -109,6 +110,7 @@ export function RequestSummary({ request: r, inputs, onRated }: { request: SvcRe
   const own = Object.entries(p).filter(([k]) => !k.startsWith('svc-'));
   const gateway = Object.entries(p).filter(([k]) => k.startsWith('svc-') && k !== 'svc-attempts' && k !== COST_SAVED && !k.startsWith('svc-token-limit-'));
   const scores = Object.entries(r.scores ?? {});
+  const answered = answeredModel(r);
   return (
     <div className="summary">
       <Facts
@@ -116,8 +118,9 @@ export function RequestSummary({ request: r, inputs, onRated }: { request: SvcRe
           ['Status', String(r.response_status)],
           ['Latency', formatMs(r.delay_ms)],
           ['Time to first token', formatMs(r.time_to_first_token)],
-          ['Provider', orDash(r.provider)],
-          ['Model', orDash(r.model || r.request_model)],
+          ['Provider', orDash(providerName(r.provider))],
+          ['Model', orDash(requestedModel(r))],
+          ...(answered ? [['Answered by', answered] as [string, string]] : []),
           ['Tokens in / out', `${formatInt(r.prompt_tokens)} / ${formatInt(r.completion_tokens)}`],
           ['Cache read / write', `${formatInt(r.prompt_cache_read_tokens)} / ${formatInt(r.prompt_cache_write_tokens)}`],
           ['Reasoning tokens', formatInt(r.reasoning_tokens)],

@@ -9,6 +9,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { formatCost, formatInt, formatMs, formatTime, orDash } from '../format.ts';
 import { useKeydown } from '../hooks.ts';
 import type { RequestRow } from '../request-feed.ts';
+import { answeredModel, providerName, requestedModel } from '../request-names.ts';
 import { isTyping } from '../router.ts';
 
 const ROW_HEIGHT = 30;
@@ -55,6 +56,12 @@ function Flags({ row }: { row: RequestRow }) {
   );
 }
 
+/** The model asked for, which the model filter matches; the one that answered, when another, on hover. */
+function ModelCell({ row }: { row: RequestRow }) {
+  const answered = answeredModel(row);
+  return <span title={answered ? `answered by ${answered}` : undefined}>{orDash(requestedModel(row))}</span>;
+}
+
 /** Columns right-aligned as numbers. */
 const NUMERIC = new Set(['latency', 'ttft', 'in', 'out', 'cost']);
 
@@ -66,8 +73,8 @@ const COLUMNS: ColumnDef<RequestRow>[] = [
   { id: 'status', header: 'Status', size: 64, cell: (c) => <span className={statusClass(c.row.original.response_status)}>{c.row.original.response_status}</span> },
   { id: 'flags', header: '', size: 64, cell: (c) => <Flags row={c.row.original} /> },
   { id: 'kind', header: 'Kind', size: 90, cell: (c) => orDash(c.row.original.properties['svc-endpoint'] ?? 'chat') },
-  { id: 'provider', header: 'Provider', size: 96, cell: (c) => orDash(c.row.original.provider) },
-  { id: 'model', header: 'Model', size: 200, cell: (c) => orDash(c.row.original.model || c.row.original.request_model) },
+  { id: 'provider', header: 'Provider', size: 96, cell: (c) => orDash(providerName(c.row.original.provider)) },
+  { id: 'model', header: 'Model', size: 200, cell: (c) => <ModelCell row={c.row.original} /> },
   { id: 'latency', header: 'Latency', size: 80, cell: (c) => formatMs(c.row.original.delay_ms) },
   { id: 'ttft', header: 'TTFT', size: 76, cell: (c) => formatMs(c.row.original.time_to_first_token) },
   { id: 'in', header: 'In', size: 72, cell: (c) => formatInt(c.row.original.prompt_tokens) },
@@ -164,7 +171,7 @@ export function RequestTable({ rows, done, loading, openId, onOpen, onLoadMore }
                 }}
               >
                 {row.getVisibleCells().map((cell) => (
-                  <div key={cell.id} role="cell" className={NUMERIC.has(cell.column.id) ? 'num' : ''}>
+                  <div key={cell.id} role="cell" data-column={cell.column.id} className={NUMERIC.has(cell.column.id) ? 'num' : ''}>
                     {flexRender(cell.column.columnDef.cell, cell.getContext())}
                   </div>
                 ))}
