@@ -152,4 +152,31 @@ describe('the console: fixes of a new user tester\'s findings', { concurrency: f
     await screenshot(page, 'fixes-04-model-provider');
     await testId(page, 'detail-close').click();
   });
+
+  test('the property filter finds a property whatever the case of its name (HTTP header names have none)', async () => {
+    const id = await chat(`with a property (${tag})`, { 'Svc-Property-Env': `prod-${tag}` });
+    assert.deepEqual(Object.entries((await fetchRecord(stack, id)).properties).filter(([k]) => !k.startsWith('svc-')), [['env', `prod-${tag}`]], 'stored under the lower-case name');
+    await page.goto(`${stack.adminUrl}/#/requests`);
+    await shown(page, requestRow(page, id), 'the row');
+    await setField(page, 'filter-property-key', 'Env');
+    await setField(page, 'filter-property-value', `prod-${tag}`);
+    await goneFrom(page, requestRow(page, plainId), 'a request without the property');
+    await shown(page, requestRow(page, id), 'the request with Env as the filter names it');
+    await until(page, 'the count is 1', async () => (await testId(page, 'request-count').innerText()).startsWith('1 '));
+    await setField(page, 'filter-property-key', '');
+    await setField(page, 'filter-property-value', '');
+    await shown(page, requestRow(page, plainId), 'every request once the filter is cleared');
+  });
+
+  test('a status filter that is no status says so and filters nothing, instead of silently showing every row', async () => {
+    await setField(page, 'filter-status', 'foo');
+    const hint = await shown(page, testId(page, 'filter-status-hint'), 'the hint for an unknown status');
+    assert.match(await hint.innerText(), /200.*4xx.*error/);
+    assert.equal(await testId(page, 'filter-status').getAttribute('aria-invalid'), 'true');
+    await screenshot(page, 'fixes-05-status-hint');
+    await setField(page, 'filter-status', '200');
+    await goneFrom(page, testId(page, 'filter-status-hint'), 'the hint once the status is one');
+    assert.equal(await testId(page, 'filter-status').getAttribute('aria-invalid'), null);
+    await setField(page, 'filter-status', '');
+  });
 });

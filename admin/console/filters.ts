@@ -98,10 +98,13 @@ export function toFilterTree(f: RequestFilters, withRange = true): FilterNode {
   const status = statusOperators(f.status);
   if (status) nodes.push(rmt({ status }));
   if (f.user.trim()) nodes.push(rmt({ user_id: { contains: f.user.trim() } }));
-  if (f.propertyKey.trim()) {
+  // Property names come from `Svc-Property-<Name>` headers, whose names have no case: the gateway
+  // stores them lower-cased (proxy/pipeline/headers.ts), so `Env` must ask for `env`.
+  const propertyKey = f.propertyKey.trim().toLowerCase();
+  if (propertyKey) {
     // A key alone asks only that the property exists: LIKE '%' is false on a missing (NULL) value.
     const value = f.propertyValue.trim();
-    nodes.push(rmt({ properties: { [f.propertyKey.trim()]: value ? { equals: value } : { like: '%' } } }));
+    nodes.push(rmt({ properties: { [propertyKey]: value ? { equals: value } : { like: '%' } } }));
   }
   const start = withRange ? rangeStart(f.range) : null;
   if (start) nodes.push(rmt({ request_created_at: { gte: start } }));

@@ -1,19 +1,23 @@
 /**
  * The Requests page's filter bar. Text inputs apply about 300 ms after the last keystroke (one
  * query per pause, not per key); the range select applies at once. `/` focuses the model filter.
+ * A status that is none of the forms understood is marked, with a hint, rather than ignored unseen.
  */
 import { useEffect, useRef, useState } from 'react';
-import { CACHE_CHOICES, FEEDBACK_CHOICES, RANGES, type RequestFilters } from '../filters.ts';
+import { CACHE_CHOICES, FEEDBACK_CHOICES, RANGES, statusOperators, type RequestFilters } from '../filters.ts';
 import { useDebounced, useKeydown } from '../hooks.ts';
 import { isTyping } from '../router.ts';
 
 /** How long typing must pause before a filter applies (ms). */
 const APPLY_AFTER_MS = 300;
 
+/** The status filter's forms (filters.ts statusOperators). */
+const STATUS_FORMS = 'status: 200, 4xx, error, ok';
+
 const TEXT_FIELDS = [
   { key: 'model', testid: 'filter-model', placeholder: 'model' },
   { key: 'provider', testid: 'filter-provider', placeholder: 'provider' },
-  { key: 'status', testid: 'filter-status', placeholder: 'status: 200, 4xx, error' },
+  { key: 'status', testid: 'filter-status', placeholder: STATUS_FORMS },
   { key: 'user', testid: 'filter-user', placeholder: 'user' },
   { key: 'propertyKey', testid: 'filter-property-key', placeholder: 'property' },
   { key: 'propertyValue', testid: 'filter-property-value', placeholder: 'value' },
@@ -39,6 +43,9 @@ export function RequestFiltersBar({ value, onChange }: { value: RequestFilters; 
     }
   });
 
+  // A status typed that is none of the forms sets no condition: say so, or every row looks like a match.
+  const badStatus = draft.status.trim() !== '' && statusOperators(draft.status) === null;
+
   // Selects apply at once (no typing to wait for).
   const choose = <K extends 'range' | 'cache' | 'feedback'>(key: K, v: RequestFilters[K]) => {
     const next = { ...draft, [key]: v };
@@ -56,6 +63,7 @@ export function RequestFiltersBar({ value, onChange }: { value: RequestFilters; 
           className={`filter-${f.key}`}
           placeholder={f.placeholder}
           value={draft[f.key]}
+          aria-invalid={f.key === 'status' && badStatus ? true : undefined}
           onChange={(e) => setDraft({ ...draft, [f.key]: e.target.value })}
           onKeyDown={(e) => e.key === 'Escape' && (e.target as HTMLInputElement).blur()}
         />
@@ -81,6 +89,11 @@ export function RequestFiltersBar({ value, onChange }: { value: RequestFilters; 
           </option>
         ))}
       </select>
+      {badStatus && (
+        <span className="filter-hint" role="status" data-testid="filter-status-hint">
+          “{draft.status.trim()}” is no status, so no status filter applies. Write a code (200), a class (4xx), error (400 and up) or ok (below 400).
+        </span>
+      )}
     </div>
   );
 }
