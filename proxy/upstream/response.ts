@@ -4,12 +4,13 @@
  * its transport does not map) go to the client byte for byte; the others are mapped through the
  * request's provider binding (./mapped.ts).
  */
-import { responseStarted } from '../observers/dispatch.ts';
+import { observesChunks, responseChunk, responseStarted } from '../observers/dispatch.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { settleBalancer } from './balancer.ts';
 import { headerNameToString, parseHeaders } from '../upstream-agent.ts';
 import type { UpstreamExchange } from './exchange.ts';
 import { answerMappedBody, answerMappedError, answerMappedStream } from './mapped.ts';
+import { configuredKey, redactErrorBody, redactHeaderValue, sentCredential } from './provider-secrets.ts';
 import { removedMembersHeader } from './removed-members.ts';
 import { retryIfAllowed } from './retry.ts';
 
@@ -18,8 +19,8 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-aliv
 
 /**
  * What the proxy reads of a provider's raw headers, in one pass: the client's header list (the
- * provider's headers less hop-by-hop ones, names lower-cased, flat: name, value, name, value …) and
- * the three it acts on.
+ * provider's headers less hop-by-hop ones, names lower-cased, flat: name, value, name, value …,
+ * the gateway's credentials redacted from the values: ./provider-secrets.ts) and the three it acts on.
  */
 interface ProviderHead {
   list: string[];
@@ -28,8 +29,12 @@ interface ProviderHead {
   retryAfter: string | undefined;
 }
 
-/** Reads `raw` (undici's name, value … list of Buffers; values decoded as latin1, as undici does). */
-function readHead(raw: Buffer[]): ProviderHead {
+/**
+ * Reads `raw` (undici's name, value … list of Buffers; values decoded as latin1, as undici does);
+ * `secret` and `other`: the attempt's credentials to redact (./provider-secrets.ts), `other` null
+ * when `secret` is.
+ */
+function readHead(raw: Buffer[], secret: string | null, other: string | null): ProviderHead {
   const list: string[] = [];
   let contentType = '';
   let contentLength: string | undefined;
@@ -40,9 +45,16 @@ function readHead(raw: Buffer[]): ProviderHead {
     if (name === 'content-type') contentType = contentType === '' ? value : `${contentType}, ${value}`;
     else if (name === 'content-length') contentLength = value;
     else if (name === 'retry-after') retryAfter = value;
-    if (!HOP_BY_HOP.has(name)) list.push(name, value);
+    if (!HOP_BY_HOP.has(name)) list.push(name, secret === null ? value : redactHeaderValue(value, secret, other));
   }
   return { list, contentType, contentLength, retryAfter };
+}
+
+/** A flat header list less the headers named in `names` (lower-case). */
+function withoutNames(list: readonly string[], names: ReadonlySet<string>): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < list.length; i += 2) if (!names.has(list[i]!)) kept.push(list[i]!, list[i + 1]!);
+  return kept;
 }
 
 /** Handles the response start of the current attempt (see the file's comment); `raw` as undici gives it. */
@@ -51,7 +63,9 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   ctx.responseAtMs = performance.now();
   // From here the timeout is the provider's silence between pieces of the answer.
   ctx.deadlineMs = ctx.responseAtMs + ctx.gw.config.server.upstreamTimeoutMs;
-  const head = readHead(raw);
+  const sent = sentCredential(ctx.upstream);
+  const key = configuredKey(ctx.call?.config.apiKey, sent);
+  const head = readHead(raw, sent ?? key, sent === null ? null : key);
   const retryAfter = Number(head.retryAfter);
   if (retryIfAllowed(ctx, status, head.retryAfter !== undefined && Number.isFinite(retryAfter) ? retryAfter * 1000 : null, null)) {
     exchange.discard();
@@ -69,7 +83,8 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   const isStream = ok && binding.streams && (head.contentType.includes('event-stream') || head.contentType.includes('eventstream'));
   responseStarted(ctx, isStream);
   // Errors go through the transport's mapError even when its answers pass through (Azure).
-  if (ok ? binding.passthrough : !binding.mapsErrors) return passThrough(exchange, status, head, isStream);
+  if (ok && binding.passthrough) return passThrough(exchange, status, head, isStream);
+  if (!ok && !binding.mapsErrors) return passThroughError(exchange, status, head, sent ?? key, sent === null ? null : key);
   const headers = headersObject(addGatewayHeaders(ctx, head.list));
   if (!ok) answerMappedError(exchange, status, headers, parseHeaders(raw));
   else if (isStream) answerMappedStream(exchange, status, headers);
@@ -94,7 +109,8 @@ function addGatewayHeaders(ctx: RequestContext, list: string[]): string[] {
 
 /** A flat header list as an object (a repeated name's values in an array), for the mapped answers that edit it. */
 function headersObject(list: string[]): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
+  // No prototype: a provider's header named "constructor" or "__proto__" is a name like any other.
+  const headers = Object.create(null) as Record<string, string | string[]>;
   for (let i = 0; i < list.length; i += 2) {
     const name = list[i]!;
     const had = headers[name];
@@ -110,3 +126,26 @@ function passThrough(exchange: UpstreamExchange, status: number, head: ProviderH
   exchange.ctx.res.writeHead(status, list);
   exchange.toClient(isStream);
 }
+
+/**
+ * A provider's error the client gets as the provider wrote it (its transport does not map errors for
+ * the client's dialect), less the gateway's credentials: read whole (./exchange.ts `collect`: bounded,
+ * decoded when the provider encoded it), `secret` and `other` redacted (./provider-secrets.ts), then
+ * sent with its own length. Errors only: a successful answer is passed on unread.
+ */
+function passThroughError(exchange: UpstreamExchange, status: number, head: ProviderHead, secret: string | null, other: string | null): void {
+  const ctx = exchange.ctx;
+  const list = addGatewayHeaders(ctx, head.list);
+  exchange.collect((body) => {
+    const sent = redactErrorBody(body, secret, other);
+    if (ctx.firstByteMs === null) ctx.firstByteMs = performance.now();
+    if (observesChunks(ctx)) responseChunk(ctx, sent);
+    const headers = withoutNames(list, COLLECTED_ENCODING);
+    if (status !== 304) headers.push('content-length', String(sent.length));
+    ctx.res.writeHead(status, headers);
+    ctx.res.end(sent);
+  });
+}
+
+/** What a collected body no longer has: the provider's content coding (the exchange decoded it). */
+const COLLECTED_ENCODING: ReadonlySet<string> = new Set(['content-encoding']);

@@ -1,0 +1,102 @@
+/**
+ * End-to-end: what a misbehaving provider's answer must not carry to the client (test/support/hostile-provider-stub.ts
+ * plays OpenAI, Groq and Anthropic; admin on the real PostgreSQL and the proxy run as their own processes).
+ *
+ * - The gateway's provider credentials: a passed-through error body that repeats the key the gateway sent (chat
+ *   completions, embeddings and Responses to OpenAI and Groq, Messages to Anthropic) reaches the client, the log's
+ *   error and its stored response body with the key redacted, the rest of the error as the provider wrote it; a
+ *   response header carrying the key is redacted too; a client's own key under Svc-Auth likewise.
+ * - Response header names like `constructor` and `__proto__` reach the client of a mapped answer as sent.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { fetchRecord, PROVIDER_KEYS, startStubbedStack, type Stack, type StubbedStack } from './support/stack.ts';
+
+let stubbed: StubbedStack;
+let stack: Stack;
+
+before(async () => {
+  stubbed = await startStubbedStack('test/support/hostile-provider-stub.ts', (stub) => ({
+    providers: { openai: { 'base-url': `${stub}/v1` }, groq: { 'base-url': `${stub}/openai/v1` }, anthropic: { 'base-url': `${stub}/v1` } },
+  }));
+  stack = stubbed.stack;
+});
+after(() => stubbed?.stop());
+
+const KEYS = [PROVIDER_KEYS.OPENAI_API_KEY!, PROVIDER_KEYS.GROQ_API_KEY!, PROVIDER_KEYS.ANTHROPIC_API_KEY!];
+
+function post(path: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${stack.gatewayUrl}${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json', ...headers },
+  });
+}
+
+/** The logged request's error and stored response body, as text. */
+async function loggedText(id: string): Promise<string> {
+  await fetchRecord(stack, id);
+  const [row] = await stack.db.sql<{ t: string }[]>`select coalesce(error::text, '') || ' ' || coalesce(response_body::text, '') as t from request_log where id = ${id}`;
+  return row!.t;
+}
+
+function assertNoSecret(where: string, text: string, secrets: readonly string[] = KEYS): void {
+  for (const key of secrets) assert.ok(!text.includes(key), `${where} carries ${key}: ${text.slice(0, 400)}`);
+}
+
+const PASSED_THROUGH: Array<{ name: string; path: string; body: (model: string) => Record<string, unknown>; providers: string[] }> = [
+  { name: 'chat completions', path: '/ai/chat/completions', body: (model) => ({ model, messages: [{ role: 'user', content: 'hi' }] }), providers: ['openai', 'groq'] },
+  { name: 'embeddings', path: '/ai/embeddings', body: (model) => ({ model, input: 'hi' }), providers: ['openai'] },
+  { name: 'Responses', path: '/ai/responses', body: (model) => ({ model, input: 'hi' }), providers: ['openai'] },
+  { name: 'Messages', path: '/v1/messages', body: (model) => ({ model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }), providers: ['anthropic'] },
+];
+
+describe("the gateway's provider keys never reach the client", () => {
+  for (const route of PASSED_THROUGH) {
+    for (const provider of route.providers) {
+      test(`${route.name} → ${provider}: a 401 repeating the key is passed on with the key redacted, in the answer and the log`, async () => {
+        const res = await post(route.path, route.body(`${provider}/echo-key-401`));
+        const text = await res.text();
+        assert.equal(res.status, 401, text);
+        assertNoSecret('the answer', text);
+        const json = JSON.parse(text);
+        assert.equal(res.headers.get('content-length'), String(Buffer.byteLength(text)));
+        if (route.path === '/v1/messages') {
+          assert.equal(json.error.type, 'authentication_error');
+          assert.match(json.error.message, /^invalid x-api-key: /);
+        } else {
+          assert.equal(json.error.code, 'invalid_api_key');
+          assert.match(json.error.message, /^Incorrect API key provided: Bearer .+\. You can find your API key at/);
+        }
+        assertNoSecret('the log', await loggedText(res.headers.get('svc-id')!));
+      });
+
+      test(`${route.name} → ${provider}: a response header repeating the key is redacted`, async () => {
+        const res = await post(route.path, route.body(`${provider}/echo-key-200`));
+        await res.arrayBuffer();
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get('x-request-id'), 'req_echo');
+        assertNoSecret('x-echo', res.headers.get('x-echo') ?? '');
+      });
+    }
+  }
+
+  test("a client's own key (Svc-Auth) repeated by the provider is redacted as well", async () => {
+    const own = 'sk-client-own-key-0123456789';
+    const res = await post('/ai/chat/completions', { model: 'openai/echo-key-401', messages: [{ role: 'user', content: 'hi' }] }, { 'svc-auth': `Bearer ${stack.apiKey}`, authorization: `Bearer ${own}` });
+    const text = await res.text();
+    assert.equal(res.status, 401);
+    assertNoSecret('the answer', text, [own, ...KEYS]);
+  });
+});
+
+describe('response header names', () => {
+  test('headers named constructor and __proto__ reach the client of a mapped answer as the provider sent them', async () => {
+    const res = await post('/ai/chat/completions', { model: 'anthropic/proto-headers', messages: [{ role: 'user', content: 'hi' }] });
+    await res.arrayBuffer();
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('constructor'), 'c1');
+    assert.equal(res.headers.get('__proto__'), 'p1');
+    assert.equal(res.headers.get('x-kept'), 'yes');
+  });
+});
