@@ -9,10 +9,13 @@ import { createOrganization } from '../../organizations.ts';
 import { createApiKey, findKey } from './store.ts';
 
 /**
- * First-start bootstrap. With `bootstrapKey` set: makes sure exactly that key exists (creating an
- * organization for it if needed). Otherwise, when the database holds no API key at all: creates an
- * organization and a key. Runs under an advisory lock so concurrent admins bootstrap once.
+ * First-start bootstrap. With `bootstrapKey` set: makes sure exactly that key exists, creating it
+ * (named `bootstrap`) in the one organization there is, or in a new one on an empty database.
+ * Otherwise, when the database holds no API key at all: creates an organization and a key. Runs
+ * under an advisory lock so concurrent admins bootstrap once.
  * @returns the key when one was created now (to be printed once), else null; and the organization.
+ * @throws {Error} naming `SVC_BOOTSTRAP_API_KEY` when the key is new and there are several
+ *   organizations (nothing created; admin stops at start).
  */
 export async function bootstrapKeys(sql: Sql, bootstrapKey: string | undefined, logger: Logger): Promise<{ created: string | null; organizationId: string | null }> {
   return sql.begin(async (tx) => {
@@ -21,7 +24,7 @@ export async function bootstrapKeys(sql: Sql, bootstrapKey: string | undefined, 
     if (bootstrapKey) {
       const existing = await findKey(t, hashApiKey(bootstrapKey));
       if (existing) return { created: null, organizationId: existing.organizationId };
-      const orgId = await createOrganization(t, 'Default organization');
+      const orgId = await bootstrapOrganization(t);
       await createApiKey(t, orgId, 'bootstrap', bootstrapKey);
       logger.info({ organizationId: orgId }, 'bootstrap API key created from SVC_BOOTSTRAP_API_KEY');
       return { created: null, organizationId: orgId };
@@ -32,6 +35,22 @@ export async function bootstrapKeys(sql: Sql, bootstrapKey: string | undefined, 
     const key = await createApiKey(t, orgId, 'default');
     return { created: key.key, organizationId: orgId };
   }) as Promise<{ created: string | null; organizationId: string | null }>;
+}
+
+/**
+ * The organization a new `SVC_BOOTSTRAP_API_KEY` goes into: the only one there is (a key in a new
+ * organization would be refused by the proxy `npm start` runs, which serves the organization of its
+ * control-plane key), or a new one when there is none.
+ * @throws {Error} when there are several: which one is meant cannot be told.
+ */
+async function bootstrapOrganization(sql: Sql): Promise<string> {
+  const rows = await sql<{ id: string }[]>`select id from organization`;
+  if (rows.length === 0) return createOrganization(sql, 'Default organization');
+  if (rows.length === 1) return rows[0]!.id;
+  throw new Error(
+    `SVC_BOOTSTRAP_API_KEY: the key does not exist and the database holds ${rows.length} organizations, so which one it belongs to cannot be told; ` +
+      'create it with POST /v1/api-keys using a key of the organization you mean, or unset SVC_BOOTSTRAP_API_KEY',
+  );
 }
 
 /**
