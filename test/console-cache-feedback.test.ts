@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
+import { formatCost } from '../admin/console/format.ts';
 import { screenshot } from './support/browser.ts';
 import { goneFrom, requestRow, setField, shown, signIn, testId, until } from './support/console-page.ts';
 import { startConsoleStack, stopConsoleStack, type ConsoleStack } from './support/console-stack.ts';
@@ -84,7 +85,7 @@ describe('the console: cache hits and feedback', { concurrency: false }, () => {
     const saved = Number((await record(hit)).properties['svc-cache-cost-saved']);
     assert.ok(saved > 0, 'REST: the hit saved a positive cost');
     // The console writes a sub-cent cost to two significant digits (format.ts formatCost).
-    assert.ok(text.includes(`$${saved.toPrecision(2)}`), `the saved cost $${saved.toPrecision(2)} is shown: ${JSON.stringify(text)}`);
+    assert.ok(text.includes(formatCost(saved)), `the saved cost ${formatCost(saved)} is shown: ${JSON.stringify(text)}`);
     await screenshot(page, 'cache-02-hit-detail');
 
     await testId(page, 'cache-reference').click();

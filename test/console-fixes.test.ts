@@ -179,4 +179,15 @@ describe('the console: fixes of a new user tester\'s findings', { concurrency: f
     assert.equal(await testId(page, 'filter-status').getAttribute('aria-invalid'), null);
     await setField(page, 'filter-status', '');
   });
+
+  test('a cost of a fraction of a micro-dollar is written in plain decimals', async () => {
+    // The stub's embeddings answer counts 4 tokens: at $0.02 per million, $0.00000008.
+    const id = await send('/embeddings', { model: 'openai/text-embedding-3-small', input: `tiny (${tag})` });
+    assert.equal((await fetchRecord(stack, id)).cost, 8e-8);
+    await shown(page, requestRow(page, id), 'the embeddings row');
+    assert.equal(await cellText(id, 'cost'), '$0.00000008');
+    for (const [usd, text] of [[8e-8, '$0.00000008'], [1.23456e-9, '$0.0000000012'], [0.00001, '$0.00001'], [0.0084, '$0.0084'], [0.5, '$0.5000'], [12.345, '$12.35'], [0, '$0']] as const) {
+      assert.equal(formatCost(usd), text, `formatCost(${usd})`);
+    }
+  });
 });

@@ -20,11 +20,14 @@ export function formatMs(ms: number | null | undefined): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
 }
 
-/** A US-dollar cost with enough digits for fractions of a cent. */
+/** Below a cent: two significant digits, as decimals however small (toPrecision would write 8.0e-8). */
+const SUB_CENT = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 2, useGrouping: false });
+
+/** A US-dollar cost with enough digits for fractions of a cent (`$0.00000008`, `$0.0084`, `$0.5000`, `$12.35`). */
 export function formatCost(usd: number | null | undefined): string {
   if (usd === null || usd === undefined) return '—';
   if (usd === 0) return '$0';
-  if (usd < 0.01) return `$${usd.toPrecision(2)}`;
+  if (usd < 0.01) return `$${SUB_CENT.format(usd)}`;
   return `$${usd.toFixed(usd < 10 ? 4 : 2)}`;
 }
 
