@@ -6,11 +6,14 @@
  *   completions, embeddings and Responses to OpenAI and Groq, Messages to Anthropic) reaches the client, the log's
  *   error and its stored response body with the key redacted, the rest of the error as the provider wrote it; a
  *   response header carrying the key is redacted too; a client's own key under Svc-Auth likewise.
+ * - Connection-nominated headers (RFC 9110 §7.6.1): a header the provider's `Connection` names is not forwarded to the
+ *   client (passed through and mapped), nor a header the client's `Connection` names to the provider.
  * - Response header names like `constructor` and `__proto__` reach the client of a mapped answer as sent.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { fetchRecord, PROVIDER_KEYS, startStubbedStack, type Stack, type StubbedStack } from './support/stack.ts';
+import { clearStubRequests, fetchRecord, PROVIDER_KEYS, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
 
 let stubbed: StubbedStack;
 let stack: Stack;
@@ -87,6 +90,53 @@ describe("the gateway's provider keys never reach the client", () => {
     const text = await res.text();
     assert.equal(res.status, 401);
     assertNoSecret('the answer', text, [own, ...KEYS]);
+  });
+});
+
+describe('Connection-nominated headers are hop-by-hop', () => {
+  for (const [name, path, body] of [
+    ['chat completions → openai (passed through)', '/ai/chat/completions', { model: 'openai/hop-nominated', messages: [{ role: 'user', content: 'hi' }] }],
+    ['Messages → anthropic (passed through)', '/v1/messages', { model: 'anthropic/hop-nominated', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }],
+    ['chat completions → anthropic (mapped)', '/ai/chat/completions', { model: 'anthropic/hop-nominated', messages: [{ role: 'user', content: 'hi' }] }],
+  ] as const) {
+    test(`${name}: a header the provider's Connection names is not forwarded`, async () => {
+      const res = await post(path, body);
+      await res.arrayBuffer();
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-secret'), null);
+      assert.equal(res.headers.get('x-kept'), 'yes');
+    });
+  }
+
+  test("a header the client's Connection names does not reach the provider", async () => {
+    await clearStubRequests(stubbed.stubUrl);
+    const body = JSON.stringify({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        `${stack.gatewayUrl}/v1/messages`,
+        {
+          method: 'POST',
+          agent: false,
+          headers: {
+            authorization: `Bearer ${stack.apiKey}`,
+            'content-type': 'application/json',
+            connection: 'keep-alive, Anthropic-Beta',
+            'anthropic-beta': 'hop-only-2025-01-01',
+            'anthropic-version': '2023-06-01',
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    assert.equal(status, 200);
+    const [sent] = (await stubRequests(stubbed.stubUrl)).filter((r) => r.method === 'POST');
+    assert.equal(sent!.headers['anthropic-beta'], undefined);
+    assert.equal(sent!.headers['anthropic-version'], '2023-06-01');
   });
 });
 

@@ -37,6 +37,37 @@ export function clientHeader(req: IncomingMessage, name: string): string | null 
   return null;
 }
 
+/**
+ * The header names a `Connection` value nominates as hop-by-hop (RFC 9110 §7.6.1: a proxy removes
+ * them before forwarding the message), lower-cased; null when it names none but `close` and
+ * `keep-alive` (the usual values: no allocation then).
+ */
+export function connectionNominated(value: string): ReadonlySet<string> | null {
+  const lower = value.toLowerCase();
+  if (lower === 'keep-alive' || lower === 'close') return null;
+  let names: Set<string> | null = null;
+  for (const token of lower.split(',')) {
+    const name = token.trim();
+    if (name !== '' && name !== 'close' && name !== 'keep-alive') (names ??= new Set()).add(name);
+  }
+  return names;
+}
+
+/**
+ * The client's raw headers (`rawHeaders` pairs) a transport may copy to the provider: all of them,
+ * the same array, unless the client's `Connection` nominates some (RFC 9110 §7.6.1), which are left
+ * out of a copy.
+ */
+export function forwardableHeaders(req: IncomingMessage): readonly string[] {
+  const connection = req.headers.connection;
+  const nominated = connection === undefined ? null : connectionNominated(connection);
+  if (nominated === null) return req.rawHeaders;
+  const raw = req.rawHeaders;
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (!nominated.has(raw[i]!.toLowerCase())) kept.push(raw[i]!, raw[i + 1]!);
+  return kept;
+}
+
 /** The request headers a log record carries, read in one pass by {@link logHeaders}. */
 export interface LogHeaders {
   /** `Svc-Model-Override` as sent, or null. */

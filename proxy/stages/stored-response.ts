@@ -24,7 +24,7 @@ import { badRequest, GatewayError, providerKeyMissing } from '../errors.ts';
 import { answerJson } from '../pipeline/answer.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { fail } from '../pipeline/fail.ts';
-import { clientCredential, header } from '../pipeline/headers.ts';
+import { clientCredential, forwardableHeaders, header } from '../pipeline/headers.ts';
 import { SUSPEND } from '../pipeline/pipeline.ts';
 import { bindingFor } from '../providers/index.ts';
 import type { ProviderCall } from '../providers/types.ts';
@@ -172,7 +172,7 @@ function sendToProvider(ctx: RequestContext, target: StoredResponseTarget, provi
     requestId: ctx.id,
     rawBody: EMPTY,
     provider,
-    clientHeaders: ctx.req.rawHeaders,
+    clientHeaders: forwardableHeaders(ctx.req),
     clientCredential: credential,
     resource: { method: ctx.req.method as 'GET' | 'DELETE' | 'POST', path: `/${target.id}${suffix}${query}` },
   };

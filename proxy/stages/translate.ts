@@ -8,6 +8,7 @@
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
 import { spliceModel } from '../json-scan.ts';
 import type { RequestContext } from '../pipeline/context.ts';
+import { forwardableHeaders } from '../pipeline/headers.ts';
 import type { ProviderCall, UpstreamRequest } from '../providers/types.ts';
 
 /**
@@ -42,7 +43,7 @@ export function translate(ctx: RequestContext): Promise<void> | void {
     provider: ctx.provider!,
     // Removals are logged and answered in Svc-Removed-Members: collected for every translated request.
     removed: binding.passthrough ? undefined : [],
-    clientHeaders: ctx.kind.forwardsClientHeaders ? ctx.req.rawHeaders : null,
+    clientHeaders: ctx.kind.forwardsClientHeaders ? forwardableHeaders(ctx.req) : null,
     clientCredential: ctx.clientCredential,
   };
   ctx.call = call;

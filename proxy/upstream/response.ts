@@ -6,6 +6,7 @@
  */
 import { observesChunks, responseChunk, responseStarted } from '../observers/dispatch.ts';
 import type { RequestContext } from '../pipeline/context.ts';
+import { connectionNominated } from '../pipeline/headers.ts';
 import { settleBalancer } from './balancer.ts';
 import { headerNameToString, parseHeaders } from '../upstream-agent.ts';
 import type { UpstreamExchange } from './exchange.ts';
@@ -14,7 +15,10 @@ import { configuredKey, redactErrorBody, redactHeaderValue, sentCredential } fro
 import { removedMembersHeader } from './removed-members.ts';
 import { retryIfAllowed } from './retry.ts';
 
-/** Hop-by-hop headers (RFC 9110 §7.6.1) and the length, which the gateway sets itself: never copied to the client. */
+/**
+ * Hop-by-hop headers (RFC 9110 §7.6.1) and the length, which the gateway sets itself: never copied to
+ * the client, nor the headers the provider's `Connection` names.
+ */
 export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length']);
 
 /**
@@ -35,18 +39,23 @@ interface ProviderHead {
  * when `secret` is.
  */
 function readHead(raw: Buffer[], secret: string | null, other: string | null): ProviderHead {
-  const list: string[] = [];
+  let list: string[] = [];
   let contentType = '';
   let contentLength: string | undefined;
   let retryAfter: string | undefined;
+  let connection: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = headerNameToString(raw[i]!);
     const value = raw[i + 1]!.toString('latin1');
     if (name === 'content-type') contentType = contentType === '' ? value : `${contentType}, ${value}`;
     else if (name === 'content-length') contentLength = value;
     else if (name === 'retry-after') retryAfter = value;
+    else if (name === 'connection') connection = connection === undefined ? value : `${connection}, ${value}`;
     if (!HOP_BY_HOP.has(name)) list.push(name, secret === null ? value : redactHeaderValue(value, secret, other));
   }
+  // The Connection header may follow the headers it names, so they are taken out after the pass (rare).
+  const nominated = connection === undefined ? null : connectionNominated(connection);
+  if (nominated !== null) list = withoutNames(list, nominated);
   return { list, contentType, contentLength, retryAfter };
 }
 
