@@ -62,7 +62,7 @@ function main(): void {
     });
   });
   gateway.server.on('error', (err) => {
-    logger.fatal({ err }, 'gateway server error');
+    logger.fatal({ err }, 'gateway server error (if its port is taken: set GATEWAY_PORT to a free one)');
     process.exit(1);
   });
 
