@@ -45,6 +45,9 @@ export function PromptEditor({ mode, initialBody, onSave, onCancel }: { mode: 'n
     <form className="editor" onSubmit={save} onKeyDown={(e) => (e.ctrlKey || e.metaKey) && e.key === 'Enter' && void save(e)}>
       {mode === 'new' && <input data-testid="prompt-name" placeholder="prompt name" value={name} onChange={(e) => setName(e.target.value)} autoFocus />}
       <textarea data-testid="prompt-body" spellCheck={false} rows={16} value={body} onChange={(e) => setBody(e.target.value)} />
+      <p className="muted syntax" data-testid="prompt-input-syntax">
+        An input is written <code>{'{{svc:<name>:string}}'}</code> (or <code>number</code>, <code>boolean</code>); the gateway fills it in from the request's <code>inputs</code>.
+      </p>
       {problem && <div className="problem">{problem}</div>}
       <div className="row">
         {mode === 'version' && (

@@ -10,8 +10,11 @@ import { useDebounced, useLoad } from '../hooks.ts';
 import { navigate } from '../router.ts';
 import { useSession } from '../session.tsx';
 
-/** The body a new prompt starts from. */
-const NEW_BODY = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: '{{question}}' }] }, null, 2);
+/**
+ * The body a new prompt starts from. Its input is written as the gateway fills one in
+ * (`{{svc:<name>:<type>}}`, from the request's `inputs`): `{{question}}` would reach the provider as is.
+ */
+const NEW_BODY = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: '{{svc:question:string}}' }] }, null, 2);
 
 /** Props: the open prompt's id (from the route), if any. */
 export function PromptsPage({ openId }: { openId: string | null }) {
