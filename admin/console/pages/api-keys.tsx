@@ -55,6 +55,8 @@ export function ApiKeysPage() {
     try {
       setCreated(await api.createKey(name.trim()));
       setName('');
+      // What the banner said (a missing name, a failed try) is no longer so.
+      reportError(null);
       reload();
     } catch (err) {
       reportError(err);
