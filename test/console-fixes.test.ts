@@ -190,4 +190,81 @@ describe('the console: fixes of a new user tester\'s findings', { concurrency: f
       assert.equal(formatCost(usd), text, `formatCost(${usd})`);
     }
   });
+
+  test('the New prompt template has an input the gateway fills in', async () => {
+    const name = `template-${tag}`;
+    await testId(page, 'nav-prompts').click();
+    await (await shown(page, testId(page, 'prompt-new'), 'the New prompt button', 10_000)).click();
+    await setField(page, 'prompt-name', name);
+    assert.match(await testId(page, 'prompt-input-syntax').innerText(), /\{\{svc:<name>:string\}\}/, 'the editor says how an input is written');
+    await screenshot(page, 'fixes-07-new-prompt');
+    // Saved as the template comes.
+    await testId(page, 'prompt-save').click();
+    const row = await shown(page, testId(page, 'prompt-row').filter({ hasText: name }), 'the new prompt');
+    const promptId = await row.getAttribute('data-prompt-id');
+    assert.ok(promptId);
+
+    await clearStubRequests(stack.stubUrl);
+    const question = `What is a gateway? (${tag})`;
+    await send('/chat/completions', { prompt_id: promptId, inputs: { question } });
+    const upstream = (await stubRequests(stack.stubUrl)).filter((r) => String(r.url).endsWith('/chat/completions'));
+    assert.equal(upstream.length, 1);
+    const messages = upstream[0]!.body.messages as Array<{ role: string; content: string }>;
+    assert.deepEqual(messages.at(-1), { role: 'user', content: question }, 'the provider got the question, not a placeholder');
+  });
+
+  test('a stale error banner on API keys goes once a key is created', async () => {
+    await testId(page, 'nav-keys').click();
+    await (await shown(page, testId(page, 'key-create'), 'the Create key button')).click();
+    await shown(page, testId(page, 'error-banner').filter({ hasText: 'name the key' }), 'the banner asking for a name');
+    await setField(page, 'key-name', LONG_KEY_NAME);
+    await testId(page, 'key-create').click();
+    await shown(page, testId(page, 'key-created'), 'the created key');
+    await goneFrom(page, testId(page, 'error-banner'), 'the banner about the name, after a key was created');
+  });
+
+  test("the Dashboard's By API key chart cuts a long name at its end, not its start", async () => {
+    const key = /sk-svc-[A-Za-z0-9_-]+/.exec(await testId(page, 'key-created').innerText())![0];
+    // The proxy learns new keys over the control plane within a second.
+    await waitFor(async () => {
+      const res = await fetch(`${stack.gatewayUrl}/ai/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: `long key (${tag})` }] }),
+      });
+      await res.arrayBuffer();
+      return res.status === 200;
+    }, 5_000);
+    await testId(page, 'nav-dashboard').click();
+    const chart = await shown(page, testId(page, 'chart-by-key'), 'the By API key chart', 10_000);
+    await until(page, 'the chart lists both keys', async () => (await chart.evaluate(labelsDrawn)) > 0);
+    await page.waitForTimeout(300);
+    assert.equal(await chart.evaluate(leftEdgePixels), 0, 'no label runs off the left edge of the chart');
+    await screenshot(page, 'fixes-06-dashboard-long-key');
+  });
+
+  test('no script failed on the way', () => {
+    assert.deepEqual(consoleStack!.browser.pageErrors, []);
+  });
 });
+
+/** A key name longer than the By API key chart's label room. */
+const LONG_KEY_NAME = `k${'x'.repeat(100)}-${tag}`;
+
+/** Run in the page: painted pixels of a chart's canvas (0 while nothing is drawn). */
+function labelsDrawn(el: Element): number {
+  const canvas = el.querySelector('canvas')!;
+  const px = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+  let n = 0;
+  for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) n++;
+  return n;
+}
+
+/** Run in the page: painted pixels in the three leftmost columns of a chart's canvas (a label cut at its start reaches them). */
+function leftEdgePixels(el: Element): number {
+  const canvas = el.querySelector('canvas')!;
+  const px = canvas.getContext('2d')!.getImageData(0, 0, 3, canvas.height).data;
+  let n = 0;
+  for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) n++;
+  return n;
+}

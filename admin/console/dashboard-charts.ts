@@ -1,5 +1,5 @@
 /** The dashboard's chart data, built from `POST /v1/dashboard/query`'s series and breakdowns. */
-import type { ChartData, ChartOptions, TooltipItem } from 'chart.js';
+import type { ChartData, ChartOptions, Scale, TooltipItem } from 'chart.js';
 import type { BreakdownRow, DashboardPoint } from './api.ts';
 import { COLORS } from './components/chart.tsx';
 
@@ -50,6 +50,34 @@ export function lineData(points: DashboardPoint[], spanMs: number, series: Serie
     })),
   };
 }
+
+/** The longest breakdown label drawn, in characters: a longer one is cut at its end with "…". */
+const MAX_LABEL_CHARS = 28;
+
+/** `label` cut to {@link MAX_LABEL_CHARS} characters (code points: an emoji is not split) with "…". */
+export function shortLabel(label: string): string {
+  const chars = Array.from(label);
+  return chars.length > MAX_LABEL_CHARS ? `${chars.slice(0, MAX_LABEL_CHARS - 1).join('')}…` : label;
+}
+
+/**
+ * Options of a breakdown chart: horizontal bars from zero, whole counts, and names cut at their end
+ * (chart.js cuts a name too long for its axis at the start, where API key and model names differ
+ * least). The tooltip's title is the whole name.
+ */
+export const BREAKDOWN_OPTIONS: ChartOptions<'line' | 'bar'> = {
+  indexAxis: 'y',
+  scales: {
+    x: { beginAtZero: true, ticks: { precision: 0 } },
+    y: {
+      ticks: {
+        callback(this: Scale, value: string | number) {
+          return shortLabel(this.getLabelForValue(Number(value)));
+        },
+      },
+    },
+  },
+};
 
 /** Bar data of a breakdown: requests and errors per group, the largest first (at most 15). */
 export function breakdownData(rows: BreakdownRow[]): ChartData<'bar'> {

@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { BreakdownRow, DashboardData } from '../api.ts';
 import { Chart } from '../components/chart.tsx';
-import { breakdownData, lineData, timing, timingOptions } from '../dashboard-charts.ts';
+import { BREAKDOWN_OPTIONS, breakdownData, lineData, timing, timingOptions } from '../dashboard-charts.ts';
 import { RANGES, type RangeKey } from '../filters.ts';
 import { formatCost, formatInt, formatMs } from '../format.ts';
 import { useLoad } from '../hooks.ts';
@@ -14,7 +14,6 @@ import { useSession } from '../session.tsx';
 
 const DASHBOARD_RANGES = ['1h', '24h', '7d', '30d'] as const;
 const REFRESH_MS = 30_000;
-const HORIZONTAL = { indexAxis: 'y' as const };
 /** A chart of one series needs no legend: its title says what it is. */
 const SINGLE = { plugins: { legend: { display: false } } };
 /** The cost chart: one series, dollars on its axis. */
@@ -47,7 +46,7 @@ function Totals({ data }: { data: DashboardData }) {
 
 function Breakdown({ title, rows, testid }: { title: string; rows: BreakdownRow[]; testid: string }) {
   const data = useMemo(() => breakdownData(rows), [rows]);
-  return <Chart type="bar" title={title} testid={testid} data={data} options={HORIZONTAL} height={Math.max(140, Math.min(rows.length, 15) * 22 + 40)} />;
+  return <Chart type="bar" title={title} testid={testid} data={data} options={BREAKDOWN_OPTIONS} height={Math.max(140, Math.min(rows.length, 15) * 22 + 40)} />;
 }
 
 /** The dashboard page. */
