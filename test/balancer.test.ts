@@ -1,7 +1,8 @@
-/** Unit tests: the latency strategy (peak EWMA + power of two choices), failures as penalties. */
+/** Unit tests: the latency strategy (peak EWMA + power of two choices), failures as penalties; a 429's Retry-After. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FAILURE_PENALTY, LatencyBalancer } from '../proxy/balancer/latency.ts';
+import { retryAfterMs } from '../proxy/balancer/retry-after.ts';
 import type { RequestContext } from '../proxy/pipeline/context.ts';
 import { failBalancer, settleBalancer } from '../proxy/upstream/balancer.ts';
 
@@ -148,5 +149,39 @@ describe('the router\'s outcomes: settleBalancer', () => {
     assert.equal(b.snapshot('a')!.ewmaMs, 600_000);
     failBalancer(ctx, 1);
     assert.equal(b.snapshot('a')!.inFlight, 0, 'an attempt is ended once');
+  });
+});
+
+describe("Retry-After: how long a router leaves a provider out after its 429 (proxy/balancer/retry-after.ts)", () => {
+  const NOW = Date.parse('2025-06-01T12:00:00Z');
+  const CAP = 30_000;
+
+  test('delay-seconds, a fraction accepted', () => {
+    assert.equal(retryAfterMs('20', NOW, CAP), 20_000);
+    assert.equal(retryAfterMs(' 0 ', NOW, CAP), 0);
+    assert.equal(retryAfterMs('1.5', NOW, CAP), 1500);
+  });
+
+  test('capped at the cool-down: Retry-After 100000 is not 27 hours', () => {
+    assert.equal(retryAfterMs('100000', NOW, CAP), CAP);
+    assert.equal(retryAfterMs('100000', NOW, 5000), 5000);
+  });
+
+  test('an HTTP-date in each of the three forms RFC 9110 §5.6.7 has a recipient accept, read as GMT', () => {
+    assert.equal(retryAfterMs('Sun, 01 Jun 2025 12:00:20 GMT', NOW, CAP), 20_000);
+    assert.equal(retryAfterMs('Sunday, 01-Jun-25 12:00:20 GMT', NOW, CAP), 20_000);
+    assert.equal(retryAfterMs('Sun Jun  1 12:00:20 2025', NOW, CAP), 20_000);
+    assert.equal(retryAfterMs(new Date(NOW + 7000).toUTCString(), NOW, CAP), 7000);
+  });
+
+  test('a date far ahead is capped, one already past is no delay', () => {
+    assert.equal(retryAfterMs('Mon, 02 Jun 2025 12:00:00 GMT', NOW, CAP), CAP);
+    assert.equal(retryAfterMs('Sat, 31 May 2025 12:00:00 GMT', NOW, CAP), 0);
+  });
+
+  test('absent or neither form: null (the router waits its default 1 s)', () => {
+    for (const v of [undefined, '', 'soon', '-5', '1e3', '0x10', '120 seconds', 'Sun, 01 Jun 2025 12:00:20', 'Sun, 99 Foo 2025 12:00:20 GMT']) {
+      assert.equal(retryAfterMs(v, NOW, CAP), null, String(v));
+    }
   });
 });

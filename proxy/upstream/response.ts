@@ -5,6 +5,7 @@
  * request's provider binding (./mapped.ts).
  */
 import { observesChunks, responseChunk, responseStarted } from '../observers/dispatch.ts';
+import { retryAfterMs } from '../balancer/retry-after.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { connectionNominated } from '../pipeline/headers.ts';
 import { settleBalancer } from './balancer.ts';
@@ -75,8 +76,10 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   const sent = sentCredential(ctx.upstream);
   const key = configuredKey(ctx.call?.config.apiKey, sent);
   const head = readHead(raw, sent ?? key, sent === null ? null : key);
-  const retryAfter = Number(head.retryAfter);
-  if (retryIfAllowed(ctx, status, head.retryAfter !== undefined && Number.isFinite(retryAfter) ? retryAfter * 1000 : null, null)) {
+  const router = ctx.router;
+  // Read only when a router keeps the provider's health (its cool-down caps the ejection).
+  const retryAfter = router === null || head.retryAfter === undefined ? null : retryAfterMs(head.retryAfter, Date.now(), router.config.health.coolDownMs);
+  if (retryIfAllowed(ctx, status, retryAfter, null)) {
     exchange.discard();
     ctx.responseAtMs = null;
     return;

@@ -12,7 +12,7 @@ import { failBalancer } from './balancer.ts';
 /**
  * Records the attempt's outcome in the router's health and schedules a retry when the policy allows.
  * @param status the provider's status, 0 for a connection error or timeout.
- * @param retryAfterMs the provider's `Retry-After` (ms), or null.
+ * @param retryAfterMs the provider's `Retry-After` (ms; at most the router's `health.cool-down`, ../balancer/retry-after.ts), or null.
  * @param error the connection error's code, or null.
  * @returns true when a retry was scheduled (the caller must not answer the client).
  */
