@@ -29,7 +29,8 @@ import { createNewestDataset, createRandomDataset, datasetRows, listDatasets, ty
  * when the row joined the dataset, the bodies as JSON text, and `auto_prompt_inputs` [] (none kept).
  */
 function toInputRecord(r: DatasetRequestRow): Record<string, unknown> {
-  const inputs: Record<string, string> = {};
+  // No prototype: an input named "__proto__" is a name, not the prototype's setter (which would drop it).
+  const inputs = Object.create(null) as Record<string, string>;
   for (const [name, v] of Object.entries(r.prompt_inputs ?? {})) inputs[name] = typeof v === 'string' ? v : JSON.stringify(v);
   return {
     id: r.request_id,

@@ -7,7 +7,8 @@ import type { Sql } from '../../db.ts';
  * @returns false when the request does not exist in that organization (nothing stored).
  */
 export async function upsertScores(sql: Sql, organizationId: string, requestId: string, scores: Readonly<Record<string, number | boolean>>): Promise<boolean> {
-  const values: Record<string, number> = {};
+  // No prototype: a score named "__proto__" is a name, not the prototype's setter (which would drop it).
+  const values = Object.create(null) as Record<string, number>;
   for (const [name, v] of Object.entries(scores)) values[name] = typeof v === 'boolean' ? Number(v) : v;
   const [found] = await sql<{ found: boolean }[]>`
     with scored as (
