@@ -165,6 +165,7 @@ export const GatewayConfigSchema = object({
       'shutdown-timeout': optional(Duration),
       'headers-timeout': optional(Duration),
       'request-timeout': optional(Duration),
+      'send-timeout': optional(Duration),
     }),
   ),
   providers: optional(record(Provider, ProviderConfigSchema)),
@@ -341,9 +342,19 @@ export interface GatewayConfig {
   /**
    * `headersTimeoutMs`: the request's headers, and then each next piece of its body, must arrive
    * within it; `requestTimeoutMs` (≥ `headersTimeoutMs`): the whole request, headers and body, must
-   * arrive within it from its first byte (the answer is not bounded by it).
+   * arrive within it from its first byte (the answer is not bounded by it). `upstreamTimeoutMs`: the
+   * provider's silence (before its headers, and between pieces of its answer). `sendTimeoutMs`: how
+   * long a client may take none of its answer while the proxy holds the provider's for it (nginx's
+   * `send_timeout`).
    */
-  server: { maxBodyBytes: number; upstreamTimeoutMs: number; shutdownTimeoutMs: number; headersTimeoutMs: number; requestTimeoutMs: number };
+  server: {
+    maxBodyBytes: number;
+    upstreamTimeoutMs: number;
+    sendTimeoutMs: number;
+    shutdownTimeoutMs: number;
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+  };
   providers: Record<ProviderName, ProviderConfig>;
   routers: Record<string, RouterConfig>;
   rateLimit: {
@@ -511,6 +522,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
     server: {
       maxBodyBytes: raw.server?.['max-body-size'] ?? 10 * 1024 * 1024,
       upstreamTimeoutMs: toDuration(raw.server?.['upstream-timeout'], 600_000),
+      sendTimeoutMs: toDuration(raw.server?.['send-timeout'], 60_000),
       shutdownTimeoutMs: toDuration(raw.server?.['shutdown-timeout'], 10_000),
       headersTimeoutMs,
       requestTimeoutMs,

@@ -17,7 +17,7 @@
 import type { Transform } from 'node:stream';
 import { responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext, UpstreamAttempt } from '../pipeline/context.ts';
-import { onMidStreamError, upstreamError } from './failure.ts';
+import { clientStalled, onMidStreamError, upstreamError } from './failure.ts';
 import { onUpstreamResponse } from './response.ts';
 
 /** Where a provider's response body goes. */
@@ -43,8 +43,13 @@ export class UpstreamExchange implements UpstreamAttempt {
   abortReason: Error | null = null;
   /** The response's status and headers arrived. */
   responded = false;
-  /** The client (or the mapper) is full: undici holds the body until {@link resume}. */
+  /**
+   * The client (or the mapper writing to it) is full: undici holds the body until {@link resume}.
+   * The provider's silence is not the provider's then: the deadline measures the client's instead.
+   */
   private paused = false;
+  /** {@link paused}: when the client's wait runs out (ms, `performance.now()` clock). */
+  private stallDeadlineMs = Infinity;
   private sink: Sink = Sink.Discard;
   /** {@link Sink.Client}: the body is an event stream (a cut one can still end with an error event). */
   private streamed = false;
@@ -92,6 +97,9 @@ export class UpstreamExchange implements UpstreamAttempt {
   resume(): void {
     if (!this.paused) return;
     this.paused = false;
+    // The provider was held for the client: its silence counts from now, not from its last bytes.
+    const ctx = this.ctx;
+    if (ctx.phase === 'upstream' && ctx.exchange === this) ctx.deadlineMs = performance.now() + ctx.gw.config.server.upstreamTimeoutMs;
     this.resumeBody?.();
   }
 
@@ -144,10 +152,20 @@ export class UpstreamExchange implements UpstreamAttempt {
     return !this.paused;
   }
 
-  /** Holds the body until `target` drains (rare: a slow client or mapper). */
+  /**
+   * Holds the body until `target` drains (rare: a slow client, or the mapper behind it). The wait is
+   * the client's: the provider is not read, so its silence is not measured; the deadline becomes the
+   * client's (`server.send-timeout` from the pause; {@link onError}) until {@link resume}.
+   */
   private pauseUntilDrain(target: NodeJS.EventEmitter): void {
-    this.paused = true;
-    target.once('drain', () => this.resume());
+    const ctx = this.ctx;
+    if (!this.paused) {
+      this.paused = true;
+      this.stallDeadlineMs = performance.now() + ctx.gw.config.server.sendTimeoutMs;
+      target.once('drain', () => this.resume());
+    }
+    // A piece undici delivered after the pause moved the deadline to the provider's: put the client's back.
+    if (ctx.phase === 'upstream') ctx.deadlineMs = this.stallDeadlineMs;
   }
 
   /** undici: the body ended. */
@@ -179,8 +197,10 @@ export class UpstreamExchange implements UpstreamAttempt {
     const ctx = this.ctx;
     // A discarded answer (a retry follows) or an earlier attempt no longer speaks for the request.
     if (ctx.exchange !== this || (this.responded && this.sink === Sink.Discard)) return;
+    if (!this.responded) return upstreamError(ctx, err);
+    // The deadline passed while the client held the provider's answer: the client stalled, not the provider.
+    if (ctx.timedOut && this.paused) return clientStalled(ctx);
     // Only a stream can still be ended with an error event: a whole body passed on is cut instead.
-    if (this.responded) onMidStreamError(ctx, this.sink !== Sink.Client || this.streamed);
-    else upstreamError(ctx, err);
+    onMidStreamError(ctx, this.sink !== Sink.Client || this.streamed);
   }
 }

@@ -1,7 +1,8 @@
 /**
  * An attempt that failed: before the provider answered (unreachable: 502, silent: 504, or a router
  * retry) or in the middle of its answer (the stream ends with an error event in the client's stream
- * framing; an answer being collected is answered 502/504 instead).
+ * framing; an answer being collected is answered 502/504 instead), and a client that stopped
+ * reading the answer while the gateway held the provider for it.
  */
 import { GatewayError } from '../errors.ts';
 import { observesChunks, responseChunk } from '../observers/dispatch.ts';
@@ -35,8 +36,10 @@ export function upstreamError(ctx: RequestContext, err: Error): void {
 }
 
 /**
- * The upstream connection failed mid-response: end the stream with an error event, cut a body that
- * is not a stream (`streamed` false), or answer the error if nothing was sent yet.
+ * The upstream connection failed mid-response, or the provider went silent for `upstream-timeout`
+ * (`ctx.timedOut`: 504 `upstream_timeout`, else 502 `upstream_disconnected`): end the stream with an
+ * error event, cut a body that is not a stream (`streamed` false), or answer the error if nothing
+ * was sent yet.
  */
 export function onMidStreamError(ctx: RequestContext, streamed: boolean): void {
   const res = ctx.res;
@@ -44,7 +47,8 @@ export function onMidStreamError(ctx: RequestContext, streamed: boolean): void {
   ctx.error = ctx.timedOut ? 'provider timed out mid-response' : 'provider connection lost mid-response';
   if (res.headersSent && !streamed) return cutOff(ctx);
   if (res.headersSent) {
-    const json = JSON.stringify(ctx.kind.errorBody(new GatewayError(502, ctx.error, 'server_error', 'upstream_disconnected')));
+    const err = ctx.timedOut ? new GatewayError(504, ctx.error, 'server_error', 'upstream_timeout') : new GatewayError(502, ctx.error, 'server_error', 'upstream_disconnected');
+    const json = JSON.stringify(ctx.kind.errorBody(err));
     const event = ctx.kind.framing ? ctx.kind.framing.error(json) : json;
     if (observesChunks(ctx)) responseChunk(ctx, Buffer.from(event));
     res.end(event);
@@ -55,6 +59,21 @@ export function onMidStreamError(ctx: RequestContext, streamed: boolean): void {
   fail(ctx, ctx.timedOut
     ? new GatewayError(504, `provider ${ctx.provider} went silent for ${timeoutMs} ms mid-response`, 'server_error', 'upstream_timeout')
     : new GatewayError(502, `provider ${ctx.provider} closed the connection mid-response`, 'server_error', 'upstream_disconnected'));
+}
+
+/**
+ * The client took none of its answer for `server.send-timeout` while the gateway held the
+ * provider's answer for it (backpressure: the provider is not read then, so its silence is not
+ * measured). Its connection is closed, which also stops the provider's answer
+ * (../pipeline/finish.ts); logged as the client's (499) with this reason. Nothing else would end
+ * such a request: the server has no socket timeout (Node's `server.timeout` is 0), its
+ * `request-timeout` stops applying once the request has arrived, and `keepAliveTimeout` applies
+ * only between requests.
+ */
+export function clientStalled(ctx: RequestContext): void {
+  if (ctx.finished) return;
+  ctx.error = `the client read none of its answer for ${ctx.gw.config.server.sendTimeoutMs} ms (server.send-timeout): the gateway closed the connection`;
+  ctx.res.destroy();
 }
 
 /**
