@@ -161,6 +161,7 @@ export const GatewayConfigSchema = object({
   server: optional(
     object({
       'max-body-size': optional(PositiveInt),
+      'max-translated-response-size': optional(PositiveInt),
       'upstream-timeout': optional(Duration),
       'shutdown-timeout': optional(Duration),
       'headers-timeout': optional(Duration),
@@ -342,13 +343,17 @@ export interface GatewayConfig {
   /**
    * `headersTimeoutMs`: the request's headers, and then each next piece of its body, must arrive
    * within it; `requestTimeoutMs` (≥ `headersTimeoutMs`): the whole request, headers and body, must
-   * arrive within it from its first byte (the answer is not bounded by it). `upstreamTimeoutMs`: the
+   * arrive within it from its first byte (the answer is not bounded by it).
+   * `maxTranslatedResponseBytes`: the most of a provider's answer the proxy reads whole to translate
+   * it (a non-streamed answer on a translated route, an error it maps); the request's own limit is
+   * `maxBodyBytes`. `upstreamTimeoutMs`: the
    * provider's silence (before its headers, and between pieces of its answer). `sendTimeoutMs`: how
    * long a client may take none of its answer while the proxy holds the provider's for it (nginx's
    * `send_timeout`).
    */
   server: {
     maxBodyBytes: number;
+    maxTranslatedResponseBytes: number;
     upstreamTimeoutMs: number;
     sendTimeoutMs: number;
     shutdownTimeoutMs: number;
@@ -521,6 +526,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
     },
     server: {
       maxBodyBytes: raw.server?.['max-body-size'] ?? 10 * 1024 * 1024,
+      maxTranslatedResponseBytes: raw.server?.['max-translated-response-size'] ?? 32 * 1024 * 1024,
       upstreamTimeoutMs: toDuration(raw.server?.['upstream-timeout'], 600_000),
       sendTimeoutMs: toDuration(raw.server?.['send-timeout'], 60_000),
       shutdownTimeoutMs: toDuration(raw.server?.['shutdown-timeout'], 10_000),

@@ -15,9 +15,10 @@
  * these hooks, so a release that drops them fails the tests, not the proxy.
  */
 import type { Transform } from 'node:stream';
+import type { GatewayError } from '../errors.ts';
 import { responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext, UpstreamAttempt } from '../pipeline/context.ts';
-import { clientStalled, onMidStreamError, upstreamError } from './failure.ts';
+import { answerTooLarge, clientStalled, onMidStreamError, upstreamError } from './failure.ts';
 import { onUpstreamResponse } from './response.ts';
 
 /** Where a provider's response body goes. */
@@ -28,7 +29,10 @@ const enum Sink {
   Client,
   /** Written into the provider's stream mapper, whose output goes to the client. */
   Mapper,
-  /** Collected whole (up to `server.max-body-size` bytes) for mapping. */
+  /**
+   * Collected whole for mapping: at most `server.max-translated-response-size` bytes (past it the
+   * answer is stopped and answered 502).
+   */
   Collect,
 }
 
@@ -57,6 +61,8 @@ export class UpstreamExchange implements UpstreamAttempt {
   private chunks: Buffer[] | null = null;
   private size = 0;
   private onCollected: ((body: Buffer) => void) | null = null;
+  /** {@link Sink.Collect}: most bytes kept (`server.max-translated-response-size`). */
+  private collectLimit = 0;
   /** {@link Sink.Mapper}: the provider's stream mapper. */
   private mapper: Transform | null = null;
 
@@ -76,11 +82,16 @@ export class UpstreamExchange implements UpstreamAttempt {
     this.sink = Sink.Mapper;
   }
 
-  /** The body is collected (pieces past `server.max-body-size` bytes dropped) and handed to `done` whole. */
+  /**
+   * The body is collected and handed to `done` whole, at most `server.max-translated-response-size`
+   * bytes of it: past that the provider's answer is stopped and the client answered 502
+   * `upstream_response_too_large`.
+   */
   collect(done: (body: Buffer) => void): void {
     this.chunks = [];
     this.onCollected = done;
     this.sink = Sink.Collect;
+    this.collectLimit = this.ctx.gw.config.server.maxTranslatedResponseBytes;
   }
 
   /** The body is read and dropped, so the connection can be reused (a retry follows). */
@@ -144,8 +155,7 @@ export class UpstreamExchange implements UpstreamAttempt {
         break;
       }
       case Sink.Collect:
-        this.size += chunk.length;
-        if (this.size <= ctx.gw.config.server.maxBodyBytes) this.chunks!.push(chunk);
+        this.keep(chunk);
         break;
       default:
     }
@@ -168,6 +178,40 @@ export class UpstreamExchange implements UpstreamAttempt {
     if (ctx.phase === 'upstream') ctx.deadlineMs = this.stallDeadlineMs;
   }
 
+  /** {@link Sink.Collect}: keeps a piece of the body, or stops the answer once it outgrows the limit. */
+  private keep(piece: Buffer): void {
+    if (this.chunks === null) return;
+    this.size += piece.length;
+    if (this.size <= this.collectLimit) this.chunks.push(piece);
+    else this.stopReading(answerTooLarge(this.ctx, this.collectLimit));
+  }
+
+  /** The collected body is complete: handed over whole. */
+  private collected(): void {
+    const chunks = this.chunks;
+    if (chunks === null) return;
+    this.chunks = null;
+    this.onCollected!(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+  }
+
+  /**
+   * Stops reading the provider's answer and answers `err` (an error event if the stream started,
+   * else the error): what still arrives is dropped and undici's request aborted (its `onError` then
+   * ignored).
+   */
+  private stopReading(err: GatewayError): void {
+    const ctx = this.ctx;
+    if (this.sink === Sink.Discard || ctx.exchange !== this) return;
+    this.sink = Sink.Discard;
+    this.chunks = null;
+    if (ctx.phase === 'upstream') {
+      ctx.phase = 'none';
+      ctx.deadlineMs = Infinity;
+    }
+    this.abortRequest?.(new Error(err.message));
+    onMidStreamError(ctx, true, err);
+  }
+
   /** undici: the body ended. */
   onComplete(): void {
     const ctx = this.ctx;
@@ -182,12 +226,9 @@ export class UpstreamExchange implements UpstreamAttempt {
       case Sink.Mapper:
         if (!this.mapper!.destroyed) this.mapper!.end();
         return;
-      case Sink.Collect: {
-        const chunks = this.chunks!;
-        this.chunks = null;
-        this.onCollected!(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      case Sink.Collect:
+        this.collected();
         return;
-      }
       default:
     }
   }

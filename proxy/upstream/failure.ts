@@ -36,18 +36,20 @@ export function upstreamError(ctx: RequestContext, err: Error): void {
 }
 
 /**
- * The upstream connection failed mid-response, or the provider went silent for `upstream-timeout`
- * (`ctx.timedOut`: 504 `upstream_timeout`, else 502 `upstream_disconnected`): end the stream with an
- * error event, cut a body that is not a stream (`streamed` false), or answer the error if nothing
- * was sent yet.
+ * The provider's answer failed after its status arrived: end the stream with an error event, cut a
+ * body that is not a stream (`streamed` false), or answer the error if nothing was sent yet.
+ * `cause`: why, when the exchange knows better than "connection lost" or "went silent" (an answer
+ * too large to collect); null: the connection was lost,
+ * or the provider went silent for `upstream-timeout` when `ctx.timedOut` (504 `upstream_timeout`).
  */
-export function onMidStreamError(ctx: RequestContext, streamed: boolean): void {
+export function onMidStreamError(ctx: RequestContext, streamed: boolean, cause: GatewayError | null = null): void {
   const res = ctx.res;
   if (ctx.finished || res.writableEnded) return;
-  ctx.error = ctx.timedOut ? 'provider timed out mid-response' : 'provider connection lost mid-response';
+  const timedOut = ctx.timedOut;
+  ctx.error = cause?.message ?? (timedOut ? 'provider timed out mid-response' : 'provider connection lost mid-response');
   if (res.headersSent && !streamed) return cutOff(ctx);
   if (res.headersSent) {
-    const err = ctx.timedOut ? new GatewayError(504, ctx.error, 'server_error', 'upstream_timeout') : new GatewayError(502, ctx.error, 'server_error', 'upstream_disconnected');
+    const err = cause ?? (timedOut ? new GatewayError(504, ctx.error, 'server_error', 'upstream_timeout') : new GatewayError(502, ctx.error, 'server_error', 'upstream_disconnected'));
     const json = JSON.stringify(ctx.kind.errorBody(err));
     const event = ctx.kind.framing ? ctx.kind.framing.error(json) : json;
     if (observesChunks(ctx)) responseChunk(ctx, Buffer.from(event));
@@ -56,9 +58,9 @@ export function onMidStreamError(ctx: RequestContext, streamed: boolean): void {
   }
   // The answer was being collected for mapping: nothing reached the client yet.
   const timeoutMs = ctx.gw.config.server.upstreamTimeoutMs;
-  fail(ctx, ctx.timedOut
+  fail(ctx, cause ?? (timedOut
     ? new GatewayError(504, `provider ${ctx.provider} went silent for ${timeoutMs} ms mid-response`, 'server_error', 'upstream_timeout')
-    : new GatewayError(502, `provider ${ctx.provider} closed the connection mid-response`, 'server_error', 'upstream_disconnected'));
+    : new GatewayError(502, `provider ${ctx.provider} closed the connection mid-response`, 'server_error', 'upstream_disconnected')));
 }
 
 /**
@@ -74,6 +76,11 @@ export function clientStalled(ctx: RequestContext): void {
   if (ctx.finished) return;
   ctx.error = `the client read none of its answer for ${ctx.gw.config.server.sendTimeoutMs} ms (server.send-timeout): the gateway closed the connection`;
   ctx.res.destroy();
+}
+
+/** The error of a collected answer that outgrew `server.max-translated-response-size` (`limit`, bytes) and was stopped there. */
+export function answerTooLarge(ctx: RequestContext, limit: number): GatewayError {
+  return new GatewayError(502, `provider ${ctx.provider} answered more than ${limit} bytes, the most the gateway reads to translate an answer (server.max-translated-response-size)`, 'server_error', 'upstream_response_too_large');
 }
 
 /**
