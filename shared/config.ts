@@ -346,10 +346,10 @@ export interface GatewayConfig {
    * arrive within it from its first byte (the answer is not bounded by it).
    * `maxTranslatedResponseBytes`: the most of a provider's answer the proxy reads whole to translate
    * it (a non-streamed answer on a translated route, an error it maps); the request's own limit is
-   * `maxBodyBytes`. `upstreamTimeoutMs`: the
-   * provider's silence (before its headers, and between pieces of its answer). `sendTimeoutMs`: how
-   * long a client may take none of its answer while the proxy holds the provider's for it (nginx's
-   * `send_timeout`).
+   * `maxBodyBytes`. `upstreamTimeoutMs`: the provider's silence (before its headers, and between
+   * pieces of its answer); an answer read whole must also end within twice it of its headers.
+   * `sendTimeoutMs`: how long a client may take none of its answer while the proxy holds the
+   * provider's for it (nginx's `send_timeout`).
    */
   server: {
     maxBodyBytes: number;

@@ -2,8 +2,9 @@
  * What happens when a request's deadline passes (swept by `gw.deadlines`, one timer for all): a
  * stalled body is answered 408; in the `upstream` phase the exchange is aborted, and the response
  * side (../upstream/exchange.ts `onError`) says why from the state it was in: a silent provider
- * (504, or an SSE error event mid-stream, or a retry on a router), or a client that took none of
- * its answer for `server.send-timeout` while the provider waited for it (its connection closed).
+ * (504, or an SSE error event mid-stream, or a retry on a router), an answer read whole that did
+ * not end in time (504), or a client that took none of its answer for `server.send-timeout` while
+ * the provider waited for it (its connection closed).
  */
 import { GatewayError } from '../errors.ts';
 import { stopBody } from '../stages/read-body.ts';

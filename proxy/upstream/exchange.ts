@@ -18,8 +18,15 @@ import type { Transform } from 'node:stream';
 import type { GatewayError } from '../errors.ts';
 import { responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext, UpstreamAttempt } from '../pipeline/context.ts';
-import { answerTooLarge, clientStalled, onMidStreamError, upstreamError } from './failure.ts';
+import { answerTooLarge, answerTooSlow, clientStalled, onMidStreamError, upstreamError } from './failure.ts';
 import { onUpstreamResponse } from './response.ts';
+
+/**
+ * How many `upstream-timeout`s a collected answer's body may take from its headers to its end. Twice,
+ * so a provider that goes silent is always caught first by its silence (`upstream-timeout` after its
+ * last bytes: "went silent mid-response"), and the total only stops one still sending.
+ */
+const COLLECT_TIME_FACTOR = 2;
 
 /** Where a provider's response body goes. */
 const enum Sink {
@@ -31,7 +38,7 @@ const enum Sink {
   Mapper,
   /**
    * Collected whole for mapping: at most `server.max-translated-response-size` bytes (past it the
-   * answer is stopped and answered 502).
+   * answer is stopped and answered 502), complete within twice `upstream-timeout` of its headers (else 504).
    */
   Collect,
 }
@@ -61,8 +68,9 @@ export class UpstreamExchange implements UpstreamAttempt {
   private chunks: Buffer[] | null = null;
   private size = 0;
   private onCollected: ((body: Buffer) => void) | null = null;
-  /** {@link Sink.Collect}: most bytes kept (`server.max-translated-response-size`). */
+  /** {@link Sink.Collect}: most bytes kept (`server.max-translated-response-size`), and when the whole body is due (ms). */
   private collectLimit = 0;
+  private collectDeadlineMs = Infinity;
   /** {@link Sink.Mapper}: the provider's stream mapper. */
   private mapper: Transform | null = null;
 
@@ -83,15 +91,21 @@ export class UpstreamExchange implements UpstreamAttempt {
   }
 
   /**
-   * The body is collected and handed to `done` whole, at most `server.max-translated-response-size`
-   * bytes of it: past that the provider's answer is stopped and the client answered 502
-   * `upstream_response_too_large`.
+   * The body is collected and handed to `done` whole. It is bounded in size
+   * (`server.max-translated-response-size`) and in time ({@link COLLECT_TIME_FACTOR} ×
+   * `upstream-timeout` from its headers): the client gets nothing until it is complete, so a
+   * provider trickling bytes would hold it for as long as it trickles. Past either bound the
+   * provider's answer is stopped and the client answered 502 `upstream_response_too_large` / 504
+   * `upstream_timeout`.
    */
   collect(done: (body: Buffer) => void): void {
+    const ctx = this.ctx;
+    const server = ctx.gw.config.server;
     this.chunks = [];
     this.onCollected = done;
     this.sink = Sink.Collect;
-    this.collectLimit = this.ctx.gw.config.server.maxTranslatedResponseBytes;
+    this.collectLimit = server.maxTranslatedResponseBytes;
+    this.collectDeadlineMs = (ctx.responseAtMs ?? performance.now()) + COLLECT_TIME_FACTOR * server.upstreamTimeoutMs;
   }
 
   /** The body is read and dropped, so the connection can be reused (a retry follows). */
@@ -155,6 +169,7 @@ export class UpstreamExchange implements UpstreamAttempt {
         break;
       }
       case Sink.Collect:
+        if (ctx.deadlineMs > this.collectDeadlineMs) ctx.deadlineMs = this.collectDeadlineMs;
         this.keep(chunk);
         break;
       default:
@@ -242,6 +257,6 @@ export class UpstreamExchange implements UpstreamAttempt {
     // The deadline passed while the client held the provider's answer: the client stalled, not the provider.
     if (ctx.timedOut && this.paused) return clientStalled(ctx);
     // Only a stream can still be ended with an error event: a whole body passed on is cut instead.
-    onMidStreamError(ctx, this.sink !== Sink.Client || this.streamed);
+    onMidStreamError(ctx, this.sink !== Sink.Client || this.streamed, ctx.timedOut && performance.now() >= this.collectDeadlineMs ? answerTooSlow(ctx, COLLECT_TIME_FACTOR * ctx.gw.config.server.upstreamTimeoutMs) : null);
   }
 }

@@ -39,7 +39,7 @@ export function upstreamError(ctx: RequestContext, err: Error): void {
  * The provider's answer failed after its status arrived: end the stream with an error event, cut a
  * body that is not a stream (`streamed` false), or answer the error if nothing was sent yet.
  * `cause`: why, when the exchange knows better than "connection lost" or "went silent" (an answer
- * too large to collect); null: the connection was lost,
+ * too large or too slow to collect); null: the connection was lost,
  * or the provider went silent for `upstream-timeout` when `ctx.timedOut` (504 `upstream_timeout`).
  */
 export function onMidStreamError(ctx: RequestContext, streamed: boolean, cause: GatewayError | null = null): void {
@@ -81,6 +81,11 @@ export function clientStalled(ctx: RequestContext): void {
 /** The error of a collected answer that outgrew `server.max-translated-response-size` (`limit`, bytes) and was stopped there. */
 export function answerTooLarge(ctx: RequestContext, limit: number): GatewayError {
   return new GatewayError(502, `provider ${ctx.provider} answered more than ${limit} bytes, the most the gateway reads to translate an answer (server.max-translated-response-size)`, 'server_error', 'upstream_response_too_large');
+}
+
+/** The error of a collected answer still arriving `ms` after its headers (a provider trickling bytes). */
+export function answerTooSlow(ctx: RequestContext, ms: number): GatewayError {
+  return new GatewayError(504, `provider ${ctx.provider} did not finish its answer within ${ms} ms of its headers`, 'server_error', 'upstream_timeout');
 }
 
 /**
