@@ -8,9 +8,12 @@
  * content blocks, stop reason and the usage of `message_start` and `message_delta` merged), or kept
  * as the last error event.
  * Where usage is found is the kind's to say ({@link ResponseReading}). Memory is bounded by the cap.
+ * An answer the provider encoded (`content-encoding`, passed to the client as it is) is kept as
+ * received and decoded when the recording finishes ({@link ResponseRecorder.decodeAs}).
  */
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { ChatUsage } from '../../shared/chat.ts';
+import { decodeSync } from '../upstream/content-decoding.ts';
 import { chatCompletions } from '../endpoints/chat-completions.ts';
 import type { EndpointKind, Json, ResponseReading, TextBudget } from '../endpoints/types.ts';
 
@@ -46,6 +49,9 @@ export class ResponseRecorder implements TextBudget {
   private readonly doneData: string | null;
   /** The newest event of the kind's `supersededEvents` since the last final one, unparsed; else null. */
   private superseded: string | null = null;
+  /** {@link decodeAs}: the answer's content-encoding, and a stream's parser set aside until the bytes are decoded. */
+  private encoding: string | null = null;
+  private encodedStreamParser: EventSourceParser | null = null;
 
   /**
    * @param streamed true for an SSE response (`text/event-stream`).
@@ -78,6 +84,46 @@ export class ResponseRecorder implements TextBudget {
     }
     this.chunks.push(chunk);
     this.bytes += chunk.length;
+  }
+
+  /**
+   * The answer comes encoded as `encoding` (gzip, deflate, br): its bytes are kept as received, up
+   * to the cap, and decoded (into at most the cap) when the recording finishes. A zlib stream would
+   * hand its output over asynchronously, after the record is built; a coding the gateway does not
+   * read leaves the body unread (`{"content_encoding": …}`). Call it before the first {@link push}.
+   */
+  decodeAs(encoding: string): void {
+    this.encoding = encoding;
+    // push() then keeps the bytes as it keeps a body that is not a stream.
+    this.encodedStreamParser = this.parser;
+    this.parser = null;
+  }
+
+  /**
+   * Decodes what {@link decodeAs} kept (a stream's decoded text goes to its parser).
+   * @returns null, or what is logged instead of a body that does not decode (or decodes past the cap).
+   */
+  private decodeKept(): Json | null {
+    const encoding = this.encoding!;
+    this.encoding = null;
+    const kept = Buffer.concat(this.chunks, this.bytes);
+    this.chunks = [];
+    this.bytes = 0;
+    let plain: Buffer;
+    try {
+      plain = decodeSync(encoding, kept, this.capBytes);
+    } catch (err) {
+      // Over the cap (ERR_BUFFER_TOO_LARGE), or bytes that do not decode: the copy is kept as the note.
+      this.truncated ||= (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
+      return { content_encoding: encoding, bytes: kept.length, error: (err as Error).message };
+    }
+    this.parser = this.encodedStreamParser;
+    if (this.parser) this.parser.feed(this.decoder!.decode(plain, { stream: true }));
+    else if (plain.length > 0) {
+      this.chunks.push(plain);
+      this.bytes = plain.length;
+    }
+    return null;
   }
 
   private onEvent(e: EventSourceMessage): void {
@@ -132,6 +178,10 @@ export class ResponseRecorder implements TextBudget {
    * @param status the HTTP status of the response (non-2xx bodies are kept as the error).
    */
   finish(status: number): RecordedResponse {
+    if (this.encoding !== null) {
+      const unread = this.decodeKept();
+      if (unread !== null) return { body: unread, usage: null, error: status >= 400 ? `status ${status}` : null, truncated: this.truncated, raw: null };
+    }
     if (this.parser) {
       this.parser.feed(this.decoder!.decode());
       if (this.superseded !== null) this.fold(this.superseded, undefined);

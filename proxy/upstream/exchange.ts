@@ -18,7 +18,8 @@ import type { Transform } from 'node:stream';
 import type { GatewayError } from '../errors.ts';
 import { responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext, UpstreamAttempt } from '../pipeline/context.ts';
-import { answerTooLarge, answerTooSlow, clientStalled, onMidStreamError, upstreamError } from './failure.ts';
+import { contentEncodingOf, createDecoder } from './content-decoding.ts';
+import { answerTooLarge, answerTooSlow, answerUndecodable, clientStalled, onMidStreamError, upstreamError } from './failure.ts';
 import { onUpstreamResponse } from './response.ts';
 
 /**
@@ -41,6 +42,8 @@ const enum Sink {
    * answer is stopped and answered 502), complete within twice `upstream-timeout` of its headers (else 504).
    */
   Collect,
+  /** Decoded (the provider's content-encoding) on its way to the mapper or the collected body. */
+  Decoder,
 }
 
 /** The undici handler of one attempt (undici's first handler interface; see the file's comment). */
@@ -54,12 +57,14 @@ export class UpstreamExchange implements UpstreamAttempt {
   abortReason: Error | null = null;
   /** The response's status and headers arrived. */
   responded = false;
-  /**
-   * The client (or the mapper writing to it) is full: undici holds the body until {@link resume}.
-   * The provider's silence is not the provider's then: the deadline measures the client's instead.
-   */
+  /** The client (or the mapper, or the decoder) is full: undici holds the body until {@link resume}. */
   private paused = false;
-  /** {@link paused}: when the client's wait runs out (ms, `performance.now()` clock). */
+  /**
+   * The pause waits on the client (its connection, or the mapper writing to it): the provider's
+   * silence is not the provider's then, and the deadline measures the client's instead.
+   */
+  private heldByClient = false;
+  /** {@link heldByClient}: when the client's wait runs out (ms, `performance.now()` clock). */
   private stallDeadlineMs = Infinity;
   private sink: Sink = Sink.Discard;
   /** {@link Sink.Client}: the body is an event stream (a cut one can still end with an error event). */
@@ -73,6 +78,9 @@ export class UpstreamExchange implements UpstreamAttempt {
   private collectDeadlineMs = Infinity;
   /** {@link Sink.Mapper}: the provider's stream mapper. */
   private mapper: Transform | null = null;
+  /** {@link Sink.Decoder}: the zlib stream in front of the mapper or the collected body, and the coding it reads. */
+  private decoder: Transform | null = null;
+  private encoding = '';
 
   constructor(ctx: RequestContext) {
     this.ctx = ctx;
@@ -124,7 +132,7 @@ export class UpstreamExchange implements UpstreamAttempt {
     this.paused = false;
     // The provider was held for the client: its silence counts from now, not from its last bytes.
     const ctx = this.ctx;
-    if (ctx.phase === 'upstream' && ctx.exchange === this) ctx.deadlineMs = performance.now() + ctx.gw.config.server.upstreamTimeoutMs;
+    if (this.heldByClient && ctx.phase === 'upstream' && ctx.exchange === this) ctx.deadlineMs = performance.now() + ctx.gw.config.server.upstreamTimeoutMs;
     this.resumeBody?.();
   }
 
@@ -146,6 +154,10 @@ export class UpstreamExchange implements UpstreamAttempt {
       return false;
     }
     onUpstreamResponse(this, statusCode, rawHeaders);
+    // The gateway reads a mapped answer, and the log's copy of a passed-through one: an encoded answer
+    // is decoded there. That costs a length comparison per provider header (./content-decoding.ts);
+    // a passed-through answer nobody records pays these two comparisons.
+    if (this.sink >= Sink.Mapper || (this.sink === Sink.Client && this.ctx.recorder !== null)) this.decodeIfEncoded(rawHeaders);
     return !this.paused;
   }
 
@@ -172,25 +184,33 @@ export class UpstreamExchange implements UpstreamAttempt {
         if (ctx.deadlineMs > this.collectDeadlineMs) ctx.deadlineMs = this.collectDeadlineMs;
         this.keep(chunk);
         break;
+      case Sink.Decoder: {
+        if (ctx.deadlineMs > this.collectDeadlineMs) ctx.deadlineMs = this.collectDeadlineMs;
+        const decoder = this.decoder!;
+        if (!decoder.write(chunk)) this.pauseUntilDrain(decoder);
+        break;
+      }
       default:
     }
     return !this.paused;
   }
 
   /**
-   * Holds the body until `target` drains (rare: a slow client, or the mapper behind it). The wait is
-   * the client's: the provider is not read, so its silence is not measured; the deadline becomes the
-   * client's (`server.send-timeout` from the pause; {@link onError}) until {@link resume}.
+   * Holds the body until `target` drains (rare: a slow client, or the mapper or decoder behind it).
+   * Unless the body is being collected, the wait is the client's: the provider is not read, so its
+   * silence is not measured; the deadline becomes the client's (`server.send-timeout` from the
+   * pause; {@link onError}) until {@link resume}.
    */
   private pauseUntilDrain(target: NodeJS.EventEmitter): void {
     const ctx = this.ctx;
     if (!this.paused) {
       this.paused = true;
+      this.heldByClient = this.collectDeadlineMs === Infinity;
       this.stallDeadlineMs = performance.now() + ctx.gw.config.server.sendTimeoutMs;
       target.once('drain', () => this.resume());
     }
     // A piece undici delivered after the pause moved the deadline to the provider's: put the client's back.
-    if (ctx.phase === 'upstream') ctx.deadlineMs = this.stallDeadlineMs;
+    if (this.heldByClient && ctx.phase === 'upstream') ctx.deadlineMs = this.stallDeadlineMs;
   }
 
   /** {@link Sink.Collect}: keeps a piece of the body, or stops the answer once it outgrows the limit. */
@@ -223,8 +243,32 @@ export class UpstreamExchange implements UpstreamAttempt {
       ctx.phase = 'none';
       ctx.deadlineMs = Infinity;
     }
+    this.decoder?.destroy();
+    this.mapper?.destroy();
     this.abortRequest?.(new Error(err.message));
     onMidStreamError(ctx, true, err);
+  }
+
+  /**
+   * Puts a decoder in front of the mapper or the collected body when the answer is encoded; for a
+   * passed-through answer, tells the log's recorder to decode its copy. A coding the gateway cannot
+   * read is answered 502 at once.
+   */
+  private decodeIfEncoded(raw: Buffer[]): void {
+    const encoding = contentEncodingOf(raw);
+    if (encoding === null) return;
+    if (this.sink === Sink.Client) return this.ctx.recorder!.decodeAs(encoding);
+    const decoder = createDecoder(encoding);
+    if (decoder === null) return this.stopReading(answerUndecodable(this.ctx, encoding, null));
+    this.encoding = encoding;
+    this.decoder = decoder;
+    decoder.on('error', (err: Error) => this.stopReading(answerUndecodable(this.ctx, this.encoding, err.message)));
+    if (this.sink === Sink.Mapper) decoder.pipe(this.mapper!);
+    else {
+      decoder.on('data', (piece: Buffer) => this.keep(piece));
+      decoder.on('end', () => this.collected());
+    }
+    this.sink = Sink.Decoder;
   }
 
   /** undici: the body ended. */
@@ -244,6 +288,10 @@ export class UpstreamExchange implements UpstreamAttempt {
       case Sink.Collect:
         this.collected();
         return;
+      case Sink.Decoder:
+        // The decoder ends the mapper (pipe) or hands the collected body over once it has flushed.
+        this.decoder!.end();
+        return;
       default:
     }
   }
@@ -255,7 +303,7 @@ export class UpstreamExchange implements UpstreamAttempt {
     if (ctx.exchange !== this || (this.responded && this.sink === Sink.Discard)) return;
     if (!this.responded) return upstreamError(ctx, err);
     // The deadline passed while the client held the provider's answer: the client stalled, not the provider.
-    if (ctx.timedOut && this.paused) return clientStalled(ctx);
+    if (ctx.timedOut && this.paused && this.heldByClient) return clientStalled(ctx);
     // Only a stream can still be ended with an error event: a whole body passed on is cut instead.
     onMidStreamError(ctx, this.sink !== Sink.Client || this.streamed, ctx.timedOut && performance.now() >= this.collectDeadlineMs ? answerTooSlow(ctx, COLLECT_TIME_FACTOR * ctx.gw.config.server.upstreamTimeoutMs) : null);
   }

@@ -39,7 +39,7 @@ export function upstreamError(ctx: RequestContext, err: Error): void {
  * The provider's answer failed after its status arrived: end the stream with an error event, cut a
  * body that is not a stream (`streamed` false), or answer the error if nothing was sent yet.
  * `cause`: why, when the exchange knows better than "connection lost" or "went silent" (an answer
- * too large or too slow to collect); null: the connection was lost,
+ * too large or too slow to collect, or one that cannot be decoded); null: the connection was lost,
  * or the provider went silent for `upstream-timeout` when `ctx.timedOut` (504 `upstream_timeout`).
  */
 export function onMidStreamError(ctx: RequestContext, streamed: boolean, cause: GatewayError | null = null): void {
@@ -86,6 +86,12 @@ export function answerTooLarge(ctx: RequestContext, limit: number): GatewayError
 /** The error of a collected answer still arriving `ms` after its headers (a provider trickling bytes). */
 export function answerTooSlow(ctx: RequestContext, ms: number): GatewayError {
   return new GatewayError(504, `provider ${ctx.provider} did not finish its answer within ${ms} ms of its headers`, 'server_error', 'upstream_timeout');
+}
+
+/** The error of an answer the gateway must read but cannot decode (`encoding`: its content-encoding; `detail`: zlib's error, or null for a coding it does not read). */
+export function answerUndecodable(ctx: RequestContext, encoding: string, detail: string | null): GatewayError {
+  const why = detail === null ? `content-encoding ${encoding}, which the gateway cannot decode` : `content-encoding ${encoding} that does not decode (${detail})`;
+  return new GatewayError(502, `provider ${ctx.provider} answered with ${why}`, 'server_error', 'upstream_bad_response');
 }
 
 /**

@@ -1,0 +1,117 @@
+/**
+ * End-to-end: a provider that encodes its answer (`content-encoding: gzip`, `br`, `deflate`) although
+ * the gateway asked for `accept-encoding: identity`. Where the gateway reads the answer itself it
+ * decodes it: a translated answer (JSON, stream, mapped error) reaches the client decoded (it was a
+ * 502 upstream_bad_response, or a stream that "ended before complete"), and the log's copy of a
+ * passed-through answer is decoded (it stored the compressed bytes: no body, no usage), while the
+ * passed-through bytes reach the client exactly as the provider sent them, with their header.
+ *
+ * Real processes: test/support/hazard-stub.ts as the provider, admin on a fresh PostgreSQL database,
+ * and the proxy.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import zlib from 'node:zlib';
+import { after, before, describe, test } from 'node:test';
+import { fetchRecord, startStubbedStack, type StubbedStack } from './support/stack.ts';
+
+let s: StubbedStack;
+
+before(async () => {
+  s = await startStubbedStack('test/support/hazard-stub.ts', (stubUrl) => ({
+    providers: { openai: { 'base-url': `${stubUrl}/v1` }, anthropic: { 'base-url': `${stubUrl}/v1` } },
+  }));
+});
+after(async () => {
+  await s?.stop();
+});
+
+/** POSTs `body` to `path`; the status, headers and body bytes exactly as sent (no decoding by the client). */
+function postRaw(path: string, body: Record<string, unknown>): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, s.stack.gatewayUrl), { method: 'POST', agent: false, headers: { authorization: `Bearer ${s.stack.apiKey}`, 'content-type': 'application/json' } }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (d: Buffer) => parts.push(d));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes: Buffer.concat(parts) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+const ENCODINGS = ['gzip', 'br', 'deflate'] as const;
+const messages = (model: string, stream = false): Record<string, unknown> => ({ model, max_tokens: 16, stream, messages: [{ role: 'user', content: 'x' }] });
+
+describe('a translated answer the provider encoded is decoded', () => {
+  for (const enc of ENCODINGS) {
+    test(`Messages → OpenAI chat, ${enc}, JSON: the translated message, unencoded`, async () => {
+      const out = await postRaw('/v1/messages', messages(`openai/${enc}`));
+      assert.equal(out.status, 200, out.bytes.toString());
+      assert.equal(out.headers['content-encoding'], undefined);
+      const msg = JSON.parse(out.bytes.toString('utf8'));
+      assert.equal(msg.content[0].text, 'The capital of France is Paris.');
+      assert.equal(msg.usage.input_tokens, 24);
+    });
+
+    test(`Messages → OpenAI chat, ${enc}, stream: the translated stream, complete`, async () => {
+      const out = await postRaw('/v1/messages', messages(`openai/${enc}`, true));
+      assert.equal(out.status, 200);
+      assert.equal(out.headers['content-encoding'], undefined);
+      const text = out.bytes.toString('utf8');
+      assert.doesNotMatch(text, /event: error/, text);
+      assert.match(text, /event: message_stop/, text);
+      assert.match(text, /"text_delta"/);
+    });
+  }
+
+  test('chat → Anthropic, gzip, JSON: the translated chat completion', async () => {
+    const out = await postRaw('/ai/chat/completions', { model: 'anthropic/gzip', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(out.status, 200, out.bytes.toString());
+    assert.equal(JSON.parse(out.bytes.toString('utf8')).object, 'chat.completion');
+  });
+
+  test('Messages → OpenAI chat: a gzip-encoded 429 is mapped into Anthropic’s error shape', async () => {
+    const out = await postRaw('/v1/messages', messages('openai/gzip-error'));
+    assert.equal(out.status, 429);
+    const err = JSON.parse(out.bytes.toString('utf8'));
+    assert.equal(err.type, 'error');
+    assert.equal(err.error.type, 'rate_limit_error');
+    assert.match(err.error.message, /Rate limit/i);
+  });
+
+  test('Messages → OpenAI chat: bytes that are not what content-encoding says → 502 upstream_bad_response naming the coding, logged', async () => {
+    const out = await postRaw('/v1/messages', messages('openai/gzip-bad'));
+    assert.equal(out.status, 502);
+    const err = JSON.parse(out.bytes.toString('utf8'));
+    assert.match(err.error.message, /content-encoding gzip that does not decode/);
+    const rec = await fetchRecord(s.stack, String(out.headers['svc-id']));
+    assert.equal(rec.response_status, 502);
+  });
+});
+
+describe('a passed-through answer the provider encoded', () => {
+  for (const enc of ENCODINGS) {
+    test(`chat completions, ${enc}, JSON: the client gets the encoded bytes with their header; the log has the body and usage`, async () => {
+      const out = await postRaw('/ai/chat/completions', { model: `openai/${enc}`, messages: [{ role: 'user', content: 'x' }] });
+      assert.equal(out.status, 200);
+      assert.equal(out.headers['content-encoding'], enc);
+      const decode = enc === 'gzip' ? zlib.gunzipSync : enc === 'br' ? zlib.brotliDecompressSync : zlib.inflateSync;
+      assert.equal(JSON.parse(decode(out.bytes).toString('utf8')).choices[0].message.content, 'The capital of France is Paris.');
+      const rec = await fetchRecord(s.stack, String(out.headers['svc-id']));
+      assert.equal(rec.prompt_tokens, 24);
+      assert.equal(rec.completion_tokens, 8);
+      assert.equal(rec.llmSchema.response.messages[0].content, 'The capital of France is Paris.');
+    });
+  }
+
+  test('chat completions, gzip, stream: the client gets the encoded stream; the log folds it, with usage', async () => {
+    const out = await postRaw('/ai/chat/completions', { model: 'openai/gzip', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(out.status, 200);
+    assert.equal(out.headers['content-encoding'], 'gzip');
+    assert.match(zlib.gunzipSync(out.bytes).toString('utf8'), /data: \[DONE\]/);
+    const rec = await fetchRecord(s.stack, String(out.headers['svc-id']));
+    assert.equal(rec.prompt_tokens, 78);
+    assert.ok(String(rec.llmSchema.response.messages[0].content).length > 0);
+  });
+});
