@@ -23,6 +23,7 @@ import { generateText, Output, streamText } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { clearStubRequests, fetchRecord, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
+import { clientRefusal, removedPaths } from './support/refusal.ts';
 
 type Json = Record<string, any>;
 
@@ -48,23 +49,6 @@ const openai = () => new OpenAI({ baseURL: `${stack.gatewayUrl}/ai`, apiKey: sta
 /** The requests that reached the Anthropic stub since they were last cleared. */
 async function sentToAnthropic(): Promise<Json[]> {
   return (await stubRequests(stubbed.stubUrl)).filter((r) => r.method === 'POST');
-}
-
-/** The paths of a `Svc-Removed-Members` header (comma-separated, percent-encoded). */
-function removedPaths(header: string | null): string[] {
-  return header ? header.split(', ').map((p) => decodeURIComponent(p)) : [];
-}
-
-/** The 400 a client call fails with (the `openai` SDK's `APIError`). */
-async function badRequest(fn: () => Promise<unknown>): Promise<Json> {
-  try {
-    await fn();
-  } catch (err) {
-    const e = err as Json;
-    assert.equal(e.status, 400, `a 400, got ${String(err)}`);
-    return e;
-  }
-  assert.fail('expected a 400');
 }
 
 describe('chat completions → Anthropic, with the openai SDK', () => {
@@ -123,21 +107,21 @@ describe('chat completions → Anthropic, with the openai SDK', () => {
   test('logprobs, audio output and a temperature above 1 are refused naming them; nothing reaches Anthropic', async () => {
     await clearStubRequests(stubbed.stubUrl);
     const base = { model: MODEL, messages: [{ role: 'user' as const, content: 'hi' }] };
-    const logprobs = await badRequest(() => openai().chat.completions.create({ ...base, logprobs: true, top_logprobs: 2 }));
+    const logprobs = await clientRefusal(() => openai().chat.completions.create({ ...base, logprobs: true, top_logprobs: 2 }));
     assert.equal(logprobs.param, 'logprobs');
-    const audio = await badRequest(() => openai().chat.completions.create({ ...base, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }));
+    const audio = await clientRefusal(() => openai().chat.completions.create({ ...base, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }));
     assert.match(String(audio.param), /^(modalities|audio)$/);
-    const hot = await badRequest(() => openai().chat.completions.create({ ...base, temperature: 1.7 }));
+    const hot = await clientRefusal(() => openai().chat.completions.create({ ...base, temperature: 1.7 }));
     assert.equal(hot.param, 'temperature');
     assert.match(hot.message, /between 0 and 1/);
-    const jsonMode = await badRequest(() => openai().chat.completions.create({ ...base, response_format: { type: 'json_object' } }));
+    const jsonMode = await clientRefusal(() => openai().chat.completions.create({ ...base, response_format: { type: 'json_object' } }));
     assert.equal(jsonMode.param, 'response_format.type');
     assert.deepEqual(await sentToAnthropic(), []);
   });
 
   test('the Responses API to Anthropic: a temperature above 1 is refused naming temperature', async () => {
     await clearStubRequests(stubbed.stubUrl);
-    const err = await badRequest(() => openai().responses.create({ model: MODEL, input: 'hi', temperature: 1.5 }));
+    const err = await clientRefusal(() => openai().responses.create({ model: MODEL, input: 'hi', temperature: 1.5 }));
     assert.equal(err.param, 'temperature');
     assert.deepEqual(await sentToAnthropic(), []);
   });

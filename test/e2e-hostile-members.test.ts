@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { clearStubRequests, fetchRecord, startStack, stubRequests, type Stack } from './support/stack.ts';
+import { removedPaths } from './support/refusal.ts';
 
 let stack: Stack;
 
@@ -31,11 +32,6 @@ function withMember(json: string, member: string): string {
 
 function post(path: string, body: string): Promise<Response> {
   return fetch(`${stack.gatewayUrl}${path}`, { method: 'POST', body, headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' } });
-}
-
-/** The paths of a `Svc-Removed-Members` header (comma-separated, percent-encoded). */
-function removedPaths(header: string | null): string[] {
-  return header ? header.split(', ').map((p) => decodeURIComponent(p)) : [];
 }
 
 const ROUTES: Array<{ name: string; path: string; body: string; upstream: RegExp }> = [

@@ -1,197 +1,25 @@
 /**
  * The translator from OpenAI chat completions (client dialect `openai-chat`) to Bedrock's Converse API (wire
- * format `bedrock-converse`): the request body (the model id goes in the URL, which the transport builds), the
- * Converse response, and the ConverseStream binary event stream back to `chat.completion.chunk` events.
+ * format `bedrock-converse`): the request body (./openai-chat-to-bedrock-converse/request.ts, whose table says what
+ * becomes of every request member: mapped, removed and recorded in `call.removed`, or refused with a 400; the model
+ * id goes in the URL, which the transport builds), the Converse response, and the ConverseStream binary event stream
+ * back to `chat.completion.chunk` events.
  * Sources: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html,
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html.
  */
 import type { Transform, TransformCallback } from 'node:stream';
-import type { ChatCompletion, ChatCompletionRequest, ChatContentPart, ChatMessage, ChatToolCall, ChatUsage, OpenAIErrorBody } from '../../shared/chat.ts';
-import { badRequest } from '../errors.ts';
-import { parseDataUrl } from './shared/data-url.ts';
-import { assertSingleChoice, contentText, maxTokensOf, parseToolArguments, stopList } from './shared/openai-chat-request.ts';
+import type { ChatCompletion, ChatToolCall, ChatUsage, OpenAIErrorBody } from '../../shared/chat.ts';
+import { toConverseRequest } from './openai-chat-to-bedrock-converse/request.ts';
 import { badEventError, ChunkWriter, SSE_DONE, sseError, truncatedStreamError } from './shared/openai-chat-stream.ts';
 import { openAIUsage } from './shared/openai-usage.ts';
 import { upstreamBadResponse } from './shared/provider-errors.ts';
-import { appendTurn } from './shared/turns.ts';
 import { TranslatorStream } from './shared/translator-stream.ts';
 import { finiteOrZero, isRecord, parseJson } from './shared/values.ts';
 import type { MappedResponse, MappingTranslator, TranslatorCall } from './types.ts';
 import { EventStreamReader, headerString, loadEventStream, type EventStreamHeaders, type EventStreamSink } from './wire/aws-eventstream.ts';
-import { bedrockErrorType, exceptionName, type ConverseBlock, type ConverseRequest, type ConverseResponse, type ConverseUsage } from './wire/bedrock.ts';
+import { bedrockErrorType, exceptionName, type ConverseResponse, type ConverseUsage } from './wire/bedrock.ts';
 
-// ---------------------------------------------------------------------------------------------
-// Request
-// ---------------------------------------------------------------------------------------------
-
-const IMAGE_FORMATS: Readonly<Record<string, string>> = {
-  'image/png': 'png',
-  'image/jpeg': 'jpeg',
-  'image/jpg': 'jpeg',
-  'image/gif': 'gif',
-  'image/webp': 'webp',
-};
-
-/** Bedrock document names allow letters, digits, single spaces, hyphens, parentheses and square brackets. */
-function documentName(filename: unknown, fallback: string): string {
-  const base = typeof filename === 'string' ? filename.replace(/\.[^.]*$/, '') : '';
-  const cleaned = base.replace(/[^A-Za-z0-9 ()[\]-]+/g, '-').replace(/\s+/g, ' ').trim().slice(0, 200);
-  return cleaned || fallback;
-}
-
-function converseBlocks(content: ChatMessage['content'], param: string): ConverseBlock[] {
-  if (content === undefined || content === null) return [];
-  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
-  if (!Array.isArray(content)) throw badRequest(`${param} must be a string or an array of content parts`, param);
-  const blocks: ConverseBlock[] = [];
-  content.forEach((part: ChatContentPart, j) => {
-    const p = `${param}[${j}]`;
-    if (!isRecord(part)) throw badRequest(`${p} must be an object`, p);
-    switch (part.type) {
-      case 'text':
-      case 'input_text':
-        if (typeof part.text !== 'string') throw badRequest(`${p}.text must be a string`, `${p}.text`);
-        if (part.text !== '') blocks.push({ text: part.text });
-        break;
-      case 'image_url': {
-        const url = part.image_url?.url;
-        const data = typeof url === 'string' ? parseDataUrl(url) : null;
-        const format = data ? IMAGE_FORMATS[data.mediaType] : undefined;
-        if (!data || !format) {
-          throw badRequest(`${p}: bedrock accepts images only as png, jpeg, gif or webp base64 data: URLs`, `${p}.image_url.url`);
-        }
-        blocks.push({ image: { format, source: { bytes: data.base64 } } });
-        break;
-      }
-      case 'file': {
-        const file = isRecord(part.file) ? part.file : {};
-        const data = typeof file.file_data === 'string' ? parseDataUrl(file.file_data) : null;
-        if (!data || data.mediaType !== 'application/pdf') {
-          throw badRequest(`${p}: bedrock accepts files only as PDF data URLs in file.file_data`, `${p}.file.file_data`);
-        }
-        blocks.push({ document: { format: 'pdf', name: documentName(file.filename, `document ${j + 1}`), source: { bytes: data.base64 } } });
-        break;
-      }
-      default:
-        throw badRequest(`${p}: content part type ${JSON.stringify(part.type)} is not supported by bedrock`, `${p}.type`);
-    }
-    if (part.cache_control !== undefined) blocks.push({ cachePoint: { type: 'default' } });
-  });
-  return blocks;
-}
-
-function assistantBlocks(message: ChatMessage, param: string): ConverseBlock[] {
-  const content = Array.isArray(message.content) ? message.content.filter((part) => part?.type !== 'refusal') : message.content;
-  const blocks = converseBlocks(content, `${param}.content`);
-  (message.tool_calls ?? []).forEach((call: ChatToolCall, j) => {
-    const p = `${param}.tool_calls[${j}]`;
-    if (!isRecord(call) || !isRecord(call.function) || typeof call.function.name !== 'string') {
-      throw badRequest(`${p} must be {"id","type":"function","function":{"name","arguments"}}`, p);
-    }
-    blocks.push({
-      toolUse: { toolUseId: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments, `${p}.function.arguments`) },
-    });
-  });
-  return blocks;
-}
-
-/** The system blocks and alternating turns of an OpenAI message list, and whether the history holds tool blocks. */
-function converseTurns(body: ChatCompletionRequest): { system: ConverseBlock[]; messages: ConverseRequest['messages']; hasToolBlocks: boolean } {
-  const system: ConverseBlock[] = [];
-  const messages: ConverseRequest['messages'] = [];
-  let hasToolBlocks = false;
-  body.messages.forEach((message, i) => {
-    const param = `messages[${i}]`;
-    if (!isRecord(message)) throw badRequest(`${param} must be an object`, param);
-    switch (message.role) {
-      case 'system':
-      case 'developer':
-        system.push(...converseBlocks(message.content, `${param}.content`).filter((b) => 'text' in b || 'cachePoint' in b));
-        break;
-      case 'user':
-        appendTurn(messages, 'user', converseBlocks(message.content, `${param}.content`));
-        break;
-      case 'assistant':
-        if (message.tool_calls?.length) hasToolBlocks = true;
-        appendTurn(messages, 'assistant', assistantBlocks(message, param));
-        break;
-      case 'tool': {
-        if (typeof message.tool_call_id !== 'string') throw badRequest(`${param}.tool_call_id is required`, `${param}.tool_call_id`);
-        const text = contentText(message.content);
-        appendTurn(messages, 'user', [{ toolResult: { toolUseId: message.tool_call_id, content: text ? [{ text }] : [] } }]);
-        hasToolBlocks = true;
-        break;
-      }
-      default:
-        throw badRequest(`${param}.role ${JSON.stringify(message.role)} is not supported by bedrock`, `${param}.role`);
-    }
-  });
-  return { system, messages, hasToolBlocks };
-}
-
-function inferenceConfigOf(body: ChatCompletionRequest): ConverseRequest['inferenceConfig'] {
-  const inference: NonNullable<ConverseRequest['inferenceConfig']> = {};
-  const maxTokens = maxTokensOf(body);
-  if (maxTokens !== undefined) inference.maxTokens = maxTokens;
-  if (typeof body.temperature === 'number') inference.temperature = body.temperature;
-  if (typeof body.top_p === 'number') inference.topP = body.top_p;
-  const stops = stopList(body.stop);
-  if (stops) inference.stopSequences = stops;
-  return Object.keys(inference).length ? inference : undefined;
-}
-
-function toolConfigOf(body: ChatCompletionRequest, hasToolBlocks: boolean): ConverseRequest['toolConfig'] {
-  if (!Array.isArray(body.tools) || !body.tools.length) return undefined;
-  const tools = body.tools.map((tool, i) => {
-    if (tool?.type !== 'function' || !isRecord(tool.function) || typeof tool.function.name !== 'string') {
-      throw badRequest(`tools[${i}]: only {"type":"function","function":{"name",...}} tools are supported by bedrock`, `tools[${i}]`);
-    }
-    const fn = tool.function;
-    return {
-      toolSpec: {
-        name: fn.name,
-        ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
-        inputSchema: { json: fn.parameters ?? { type: 'object', properties: {} } },
-      },
-    };
-  });
-  const choice = body.tool_choice;
-  if (choice === 'none') return hasToolBlocks ? { tools } : undefined;
-  if (choice === undefined || choice === null || choice === 'auto') return { tools, ...(choice === 'auto' ? { toolChoice: { auto: {} } } : {}) };
-  if (choice === 'required') return { tools, toolChoice: { any: {} } };
-  if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') {
-    return { tools, toolChoice: { tool: { name: choice.function.name } } };
-  }
-  throw badRequest('tool_choice must be "auto", "required", "none" or {"type":"function","function":{"name":...}}', 'tool_choice');
-}
-
-/**
- * Maps an OpenAI chat-completions body to a Converse request body (the model id goes in the URL).
- *
- * - `system`/`developer` messages → `system: [{text}]`; consecutive same-role turns are merged;
- * - text parts → `{text}`; image `data:` URLs → `{image: {format, source: {bytes: <base64>}}}` (http(s) image
- *   URLs are rejected: Converse takes bytes or S3 locations only); PDF `file` parts → `{document}`;
- *   parts with `cache_control` are followed by a `{cachePoint: {type: "default"}}` block;
- * - assistant `tool_calls` → `{toolUse: {toolUseId, name, input}}`; `tool` messages → user `{toolResult: {toolUseId, content: [{text}]}}`;
- * - `max_completion_tokens`/`max_tokens`, `temperature`, `top_p`, `stop` → `inferenceConfig` (maxTokens, temperature, topP, stopSequences);
- * - `tools` → `toolConfig.tools[].toolSpec {name, description, inputSchema: {json}}`; `tool_choice` auto → `{auto:{}}`,
- *   required → `{any:{}}`, `{function:{name}}` → `{tool:{name}}`, none → tools omitted (kept without a choice when the
- *   history holds tool blocks, which Converse requires a toolConfig for).
- * @throws {GatewayError} 400 for what Converse cannot express (`n` > 1, http image URLs, audio parts, unknown roles,
- *   non-function tools, invalid tool-call arguments JSON).
- */
-export function toConverseRequest(body: ChatCompletionRequest): ConverseRequest {
-  if (!Array.isArray(body.messages)) throw badRequest('messages must be an array', 'messages');
-  assertSingleChoice(body, 'bedrock');
-  const { system, messages, hasToolBlocks } = converseTurns(body);
-  const request: ConverseRequest = { messages };
-  if (system.length) request.system = system;
-  const inference = inferenceConfigOf(body);
-  if (inference) request.inferenceConfig = inference;
-  const toolConfig = toolConfigOf(body, hasToolBlocks);
-  if (toolConfig) request.toolConfig = toolConfig;
-  return request;
-}
+export { toConverseRequest };
 
 // ---------------------------------------------------------------------------------------------
 // Response
@@ -407,8 +235,9 @@ export function createBedrockStreamMapper(call: TranslatorCall): Transform {
 
 function ignore(): void {}
 
+/** The Converse body of the call; removed members go to `call.removed` (when present), the model table is `call.provider`'s, else Bedrock's. */
 function translateRequest(call: TranslatorCall): Buffer {
-  const body = Buffer.from(JSON.stringify(toConverseRequest(call.body)));
+  const body = Buffer.from(JSON.stringify(toConverseRequest(call.body, call.removed, call.provider ?? 'bedrock')));
   // The stream translator needs the event-stream codec: load it now, while the request is under way.
   if (call.stream) loadEventStream().catch(ignore);
   return body;

@@ -24,25 +24,10 @@
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
 import { getModelInfo } from '../../shared/models.ts';
 import { openAIChatToAnthropicMessages } from './openai-chat-to-anthropic-messages.ts';
-import { dropChatMember, responsesThroughChat } from './openai-responses-to-openai-chat/through-chat.ts';
+import { dropChatMember, dropStrictTools, responsesThroughChat } from './openai-responses-to-openai-chat/through-chat.ts';
 import { anthropicOutputFormat, type OutputFormatPaths } from './shared/anthropic-output-format.ts';
 import { isRecord } from './shared/values.ts';
 import type { MappingTranslator } from './types.ts';
-
-/** The Responses paths (`tools[i].strict`, `tools[i].tools[j].strict`) of the function tools asking for strict arguments. */
-function recordStrictTools(request: Record<string, unknown>, removed: string[]): void {
-  if (!Array.isArray(request.tools)) return;
-  for (let i = 0; i < request.tools.length; i++) {
-    const tool: unknown = request.tools[i];
-    if (!isRecord(tool)) continue;
-    if (tool.type === 'function' && tool.strict === true) removed.push(`tools[${i}].strict`);
-    if (tool.type !== 'namespace' || !Array.isArray(tool.tools)) continue;
-    for (let j = 0; j < tool.tools.length; j++) {
-      const inner: unknown = tool.tools[j];
-      if (isRecord(inner) && inner.type === 'function' && inner.strict === true) removed.push(`tools[${i}].tools[${j}].strict`);
-    }
-  }
-}
 
 /** Fits the chat body to the Messages mapping (see the table above); returns the step adding `output_config`, if any. */
 function adaptToMessages(body: ChatCompletionRequest, removed: string[], request: Record<string, unknown>): ((wire: Record<string, unknown>) => void) | null {
@@ -52,8 +37,7 @@ function adaptToMessages(body: ChatCompletionRequest, removed: string[], request
     if (defaultTokens) body.max_tokens = defaultTokens;
   }
   // Recorded here under the Responses names; the chat translator would name the chat tools.
-  recordStrictTools(request, removed);
-  for (const tool of body.tools ?? []) if (tool.function) delete tool.function.strict;
+  dropStrictTools(body, request, removed);
   const response = body.response_format;
   if (response === undefined) return null;
   delete body.response_format;

@@ -1,7 +1,7 @@
 /**
  * A stub of Anthropic's Messages API for structured output, run in its own process
  * (`node --import tsx test/support/structured-output-stub.ts`) like `stub-upstream.ts`: `POST …/messages` whose body
- * has `output_config.format.schema` is answered with JSON text following that schema ({@link exampleOf}: a string
+ * has `output_config.format.schema` is answered with JSON text following that schema (./schema-example.ts: a string
  * property `"<name>-value"`, a number 42, a boolean true, an enum's first value, an array of one item); any other with
  * the text {@link PLAIN_TEXT}. `stream: true` gets the same text as a Messages stream, split in two deltas. Answers
  * follow the recorded `anthropic/message.json` and `message-stream.sse` (their id and usage), with the text replaced:
@@ -9,35 +9,11 @@
  * Env: `STUB_PORT` (0 = any); the port is sent over IPC as `{type: 'stub.ready', port}`.
  */
 import type http from 'node:http';
+import { exampleOf } from './schema-example.ts';
 import { sendJson, sendSse, serveScripted, type Json } from './scripted-stub.ts';
 
 /** The answer to a request without a format. */
 const PLAIN_TEXT = 'Hello from the structured-output stub.';
-
-/** A value following JSON Schema `schema` (the subset structured-output clients send: objects, arrays, scalars, enums). */
-function exampleOf(schema: Json, name = 'value'): unknown {
-  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
-  if (Array.isArray(schema.anyOf) && schema.anyOf.length) return exampleOf(schema.anyOf[0], name);
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  switch (type) {
-    case 'object': {
-      const out: Json = {};
-      for (const [key, sub] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) out[key] = exampleOf(sub, key);
-      return out;
-    }
-    case 'array':
-      return [exampleOf((schema.items ?? {}) as Json, name)];
-    case 'number':
-    case 'integer':
-      return 42;
-    case 'boolean':
-      return true;
-    case 'null':
-      return null;
-    default:
-      return `${name}-value`;
-  }
-}
 
 /** The text answering `body`: JSON of its format's schema, else the plain text. */
 function answerText(body: Json): string {

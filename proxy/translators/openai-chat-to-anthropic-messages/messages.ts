@@ -19,7 +19,7 @@
 import type { ChatCompletionRequest, ChatMessage } from '../../../shared/chat.ts';
 import { badRequest } from '../../errors.ts';
 import { parseDataUrl } from '../shared/data-url.ts';
-import { parseToolArguments } from '../shared/openai-chat-request.ts';
+import { toolCallsOf } from '../shared/openai-chat-request.ts';
 import { recordUnmapped } from '../shared/request-members.ts';
 import { appendTurn } from '../shared/turns.ts';
 import { isRecord } from '../shared/values.ts';
@@ -33,8 +33,6 @@ const IMAGE_MEMBERS = new Set(['type', 'image_url', 'cache_control']);
 const IMAGE_URL_MEMBERS = new Set(['url', 'detail']);
 const FILE_PART_MEMBERS = new Set(['type', 'file', 'cache_control']);
 const FILE_MEMBERS = new Set(['file_data', 'filename']);
-const CALL_MEMBERS = new Set(['id', 'type', 'function']);
-const CALL_FUNCTION_MEMBERS = new Set(['name', 'arguments']);
 
 /** Where a content list sits: a system message keeps only text, an assistant message may hold refusal parts. */
 type Place = 'system' | 'user' | 'assistant';
@@ -120,17 +118,7 @@ function contentBlocks(content: ChatMessage['content'], param: string, place: Pl
 
 function assistantBlocks(message: ChatMessage, param: string, removed: string[]): AnthropicBlock[] {
   const blocks = contentBlocks(message.content, `${param}.content`, 'assistant', removed);
-  const calls = message.tool_calls ?? [];
-  for (let j = 0; j < calls.length; j++) {
-    const call = calls[j];
-    const p = `${param}.tool_calls[${j}]`;
-    if (!isRecord(call) || !isRecord(call.function) || typeof call.function.name !== 'string') {
-      throw badRequest(`${p} must be {"id","type":"function","function":{"name","arguments"}}`, p);
-    }
-    recordUnmapped(call, CALL_MEMBERS, p, removed);
-    recordUnmapped(call.function, CALL_FUNCTION_MEMBERS, `${p}.function`, removed);
-    blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments, `${p}.function.arguments`) });
-  }
+  for (const { id, name, input } of toolCallsOf(message, param, removed)) blocks.push({ type: 'tool_use', id, name, input });
   return blocks;
 }
 

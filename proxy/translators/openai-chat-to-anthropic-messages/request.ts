@@ -34,9 +34,9 @@
 import type { ChatCompletionRequest } from '../../../shared/chat.ts';
 import { badRequest } from '../../errors.ts';
 import { anthropicOutputFormat, CHAT_FORMAT_PATHS } from '../shared/anthropic-output-format.ts';
-import { stopList } from '../shared/openai-chat-request.ts';
+import { openAIOnlyMembers, outputTokensOf, stopSequencesAt, temperatureAt } from '../shared/openai-chat-request.ts';
 import { outputTokenLimit } from '../shared/openai-chat-target.ts';
-import { isEmptyMember, numberAt } from '../shared/request-members.ts';
+import { isEmptyMember, nothing, numberAt, positiveIntegerAt, readMembers, type MemberHandler, type MemberState } from '../shared/request-members.ts';
 import { isRecord } from '../shared/values.ts';
 import { ANTHROPIC_DEFAULT_MAX_TOKENS, type AnthropicRequest } from '../wire/anthropic-messages.ts';
 import { anthropicTurns } from './messages.ts';
@@ -46,49 +46,19 @@ import { anthropicTools, anthropicToolChoice } from './tools.ts';
 export const ANTHROPIC_MAX_TEMPERATURE = 1;
 
 /** What the top-level members write while they are read. */
-interface Pending {
+interface Pending extends MemberState {
   readonly body: ChatCompletionRequest;
   readonly out: AnthropicRequest;
-  readonly removed: string[];
-}
-
-type MemberHandler = (value: unknown, p: Pending) => void;
-
-const nothing: MemberHandler = () => {};
-
-/** Refuses `member`: the client relies on what Anthropic cannot give. */
-function unsupported(member: string, why: string): never {
-  throw badRequest(`${member}: ${why}`, member, 'unsupported_parameter');
-}
-
-function refuse(member: string, why: string): MemberHandler {
-  return () => unsupported(member, why);
-}
-
-function positiveInteger(value: unknown, member: string): void {
-  if (!Number.isInteger(value) || (value as number) < 1) throw badRequest(`${member} must be a positive integer`, member);
-}
-
-function stop(value: unknown, p: Pending): void {
-  if (typeof value !== 'string' && !(Array.isArray(value) && value.every((s) => typeof s === 'string'))) {
-    throw badRequest('stop must be a string or an array of strings', 'stop');
-  }
-  const stops = stopList(value);
-  if (stops) p.out.stop_sequences = stops;
-}
-
-function temperature(value: unknown, p: Pending): void {
-  const t = numberAt(value, 'temperature');
-  if (t < 0 || t > ANTHROPIC_MAX_TEMPERATURE) {
-    throw badRequest(`temperature must be between 0 and 1 for anthropic (OpenAI's range is 0 to 2 and is not rescaled), got ${t}`, 'temperature');
-  }
-  p.out.temperature = t;
 }
 
 /** `top_k`, a vendor extra of OpenAI-compatible clients (LiteLLM, OpenRouter) that Anthropic takes as it is. */
 function topK(value: unknown, p: Pending): void {
-  positiveInteger(value, 'top_k');
-  p.out.top_k = value as number;
+  p.out.top_k = positiveIntegerAt(value, 'top_k');
+}
+
+function stop(value: unknown, p: Pending): void {
+  const stops = stopSequencesAt(value);
+  if (stops) p.out.stop_sequences = stops;
 }
 
 function tools(value: unknown, p: Pending): void {
@@ -101,17 +71,14 @@ function responseFormat(value: unknown, p: Pending): void {
   if (format) p.out.output_config = { format };
 }
 
-/**
- * The handler of each member that is mapped, honoured as it is, or refused; any other member is recorded as removed.
- * A Map, not an object: a member named `constructor` or `toString` must not find `Object.prototype`'s.
- */
-const HANDLERS: ReadonlyMap<string, MemberHandler> = new Map<string, MemberHandler>([
+/** The handler of each member that is mapped, honoured as it is, or refused; any other member is recorded as removed. */
+const HANDLERS: ReadonlyMap<string, MemberHandler<Pending>> = new Map<string, MemberHandler<Pending>>([
   ['model', nothing],
   ['messages', nothing],
   // `max_tokens` is set from both once the members are read; each is checked here.
-  ['max_tokens', (v) => positiveInteger(v, 'max_tokens')],
-  ['max_completion_tokens', (v) => positiveInteger(v, 'max_completion_tokens')],
-  ['temperature', temperature],
+  ['max_tokens', (v) => positiveIntegerAt(v, 'max_tokens')],
+  ['max_completion_tokens', (v) => positiveIntegerAt(v, 'max_completion_tokens')],
+  ['temperature', (v, p) => (p.out.temperature = temperatureAt(v, ANTHROPIC_MAX_TEMPERATURE, 'anthropic'))],
   ['top_p', (v, p) => (p.out.top_p = numberAt(v, 'top_p'))],
   ['top_k', topK],
   ['stop', stop],
@@ -124,14 +91,7 @@ const HANDLERS: ReadonlyMap<string, MemberHandler> = new Map<string, MemberHandl
   ['user', nothing],
   ['safety_identifier', nothing],
   ['metadata', nothing],
-  ['n', (v) => typeof v === 'number' && v > 1 && unsupported('n', 'anthropic does not support n > 1')],
-  ['logprobs', (v) => v === true && unsupported('logprobs', 'anthropic returns no token log probabilities; send the request without logprobs')],
-  ['audio', refuse('audio', 'anthropic answers in text only; send the request without audio')],
-  ['modalities', (v) => Array.isArray(v) && v.includes('audio') && unsupported('modalities', 'anthropic answers in text only; ask for ["text"]')],
-  ['functions', refuse('functions', 'the deprecated functions are not translated to anthropic; send tools')],
-  ['function_call', refuse('function_call', 'the deprecated function_call is not translated to anthropic; send tool_choice')],
-  ['web_search_options', refuse('web_search_options', 'anthropic would answer without searching the web; send the request without web_search_options')],
-  ['store', (v, p) => v !== false && p.removed.push('store')],
+  ...openAIOnlyMembers<Pending>('anthropic'),
 ]);
 
 /** A string member, or a 400 naming it; undefined when absent or null. */
@@ -161,18 +121,6 @@ function endUser(p: Pending): void {
   }
 }
 
-/** `max_tokens`: the client's cap clamped to the model's output limit, or the default (table above). */
-function maxTokensOf(p: Pending, provider: string | undefined): number {
-  const { body } = p;
-  const completion = body.max_completion_tokens ?? undefined;
-  const legacy = body.max_tokens ?? undefined;
-  if (completion !== undefined && legacy !== undefined && completion !== legacy) p.removed.push('max_tokens');
-  const asked = completion ?? legacy;
-  if (asked === undefined) return ANTHROPIC_DEFAULT_MAX_TOKENS;
-  const limit = outputTokenLimit(provider, p.out.model);
-  return limit !== undefined && asked > limit ? limit : asked;
-}
-
 /**
  * Maps an OpenAI chat-completions body (untrusted JSON, `model` already the provider's model) to an Anthropic Messages
  * request body per the table above, pushing the paths of the client members it removes to `removed`. `provider` (the
@@ -193,14 +141,8 @@ export function toAnthropicRequest(body: ChatCompletionRequest, stream: boolean,
   const p: Pending = { body, out, removed };
   // `tools` first, so their members are recorded before the other members' (the order documented above).
   if (body.tools !== undefined && body.tools !== null) tools(body.tools, p);
-  for (const key in body) {
-    const value = body[key];
-    if (value === undefined || value === null || key === 'tools') continue;
-    const handler = HANDLERS.get(key);
-    if (handler) handler(value, p);
-    else if (!isEmptyMember(value)) removed.push(key);
-  }
-  out.max_tokens = maxTokensOf(p, provider);
+  readMembers(body, HANDLERS, p, 'tools');
+  out.max_tokens = outputTokensOf(body, removed, outputTokenLimit(provider, out.model)) ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
   const toolChoice = anthropicToolChoice(body);
   if (toolChoice) out.tool_choice = toolChoice;
   endUser(p);

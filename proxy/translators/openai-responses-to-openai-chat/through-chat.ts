@@ -96,3 +96,23 @@ export function dropChatMember(body: ChatCompletionRequest, member: string, from
   delete body[member];
   removed.push(from);
 }
+
+/**
+ * Removes `strict` from the chat body's function tools (the route's chat translator would record it under the chat
+ * tools' names) and records the Responses paths of the tools that asked for strict arguments: `tools[i].strict`, or
+ * `tools[i].tools[j].strict` inside a namespace (`request` is the client's Responses body).
+ */
+export function dropStrictTools(body: ChatCompletionRequest, request: Record<string, unknown>, removed: string[]): void {
+  for (const tool of body.tools ?? []) if (tool.function) delete tool.function.strict;
+  if (!Array.isArray(request.tools)) return;
+  for (let i = 0; i < request.tools.length; i++) {
+    const tool: unknown = request.tools[i];
+    if (!isRecord(tool)) continue;
+    if (tool.type === 'function' && tool.strict === true) removed.push(`tools[${i}].strict`);
+    if (tool.type !== 'namespace' || !Array.isArray(tool.tools)) continue;
+    for (let j = 0; j < tool.tools.length; j++) {
+      const inner: unknown = tool.tools[j];
+      if (isRecord(inner) && inner.type === 'function' && inner.strict === true) removed.push(`tools[${i}].tools[${j}].strict`);
+    }
+  }
+}

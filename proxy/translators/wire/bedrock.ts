@@ -3,6 +3,8 @@
  * Bedrock's error vocabulary (exception names, from the `x-amzn-ErrorType` header of HTTP errors, a body's
  * `__type`, or a stream frame's `:exception-type`), used by the Bedrock transport and the stream translator.
  * Sources: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html,
+ * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_OutputConfig.html (structured output),
+ * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ServiceTier.html,
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html.
  */
 import { errorTypeForStatus } from '../shared/provider-errors.ts';
@@ -10,15 +12,32 @@ import { errorTypeForStatus } from '../shared/provider-errors.ts';
 /** One Converse content block (`{text}`, `{image}`, `{document}`, `{toolUse}`, `{toolResult}`, `{cachePoint}`, ...). */
 export type ConverseBlock = Record<string, unknown>;
 
+/** A Converse cache checkpoint: the prompt up to it may be cached (a content block, a system block, or a tool list entry). */
+export const CACHE_POINT = { cachePoint: { type: 'default' } } as const;
+
+/** One entry of `toolConfig.tools`: a tool's specification, or a cache checkpoint after the tools before it. */
+export type ConverseTool = { toolSpec: { name: string; description?: string; inputSchema: { json: unknown } } } | typeof CACHE_POINT;
+
+/** Converse's `outputConfig.textFormat`: the answer's text is JSON following `schema` (a JSON Schema, serialized). */
+export interface ConverseTextFormat {
+  type: 'json_schema';
+  structure: { jsonSchema: { schema: string; name?: string; description?: string } };
+}
+
+/** Converse's processing tiers (`serviceTier.type`). */
+export type ConverseServiceTier = 'priority' | 'default' | 'flex' | 'reserved';
+
 /** The body of `POST /model/{modelId}/converse` (and `/converse-stream`) as the gateway's translators build it. */
 export interface ConverseRequest {
   messages: Array<{ role: 'user' | 'assistant'; content: ConverseBlock[] }>;
   system?: ConverseBlock[];
   inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
   toolConfig?: {
-    tools: Array<{ toolSpec: { name: string; description?: string; inputSchema: { json: unknown } } }>;
+    tools: ConverseTool[];
     toolChoice?: { auto: Record<string, never> } | { any: Record<string, never> } | { tool: { name: string } };
   };
+  outputConfig?: { textFormat: ConverseTextFormat };
+  serviceTier?: { type: ConverseServiceTier };
 }
 
 /** Converse `usage` (tokens; `inputTokens` excludes cache reads and writes). */
