@@ -9,7 +9,7 @@ import { ENDPOINT_DIALECTS } from '../endpoints/dialects.ts';
 import type { EndpointName } from '../endpoints/types.ts';
 import { clientErrorBody, type ClientErrorBody } from '../translators/dialects.ts';
 import { translatorFor } from '../translators/index.ts';
-import type { Dialect, MappedResponse, Translator, WireFormat } from '../translators/types.ts';
+import type { Dialect, MappedResponse, ResponseHeaders, Translator, WireFormat } from '../translators/types.ts';
 import type { ProviderCall, ProviderTransport, UpstreamRequest } from './types.ts';
 
 /** One provider at one endpoint kind: its transport and the translator from the endpoint's dialect to the provider's wire format. */
@@ -51,12 +51,12 @@ export class ProviderBinding {
   }
 
   /**
-   * A non-streamed 2xx body (bytes) in the client's dialect.
+   * A non-streamed 2xx body (bytes) in the client's dialect; `headers`: the provider's response headers (names lower-cased).
    * @throws {Error} for a passthrough binding, whose bodies are not mapped.
    */
-  mapResponse(body: Buffer, call: ProviderCall): MappedResponse {
+  mapResponse(body: Buffer, call: ProviderCall, headers?: ResponseHeaders): MappedResponse {
     if (this.translator.identity) throw new Error(`${this.transport.name} ${this.endpoint} passes responses through`);
-    return this.translator.translateResponse(body, call);
+    return this.translator.translateResponse(body, call, headers);
   }
 
   /**

@@ -82,6 +82,9 @@ export interface ToolOrigin {
   custom?: boolean;
 }
 
+/** A provider's response headers by lower-cased name (a repeated header's values in an array). */
+export type ResponseHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
+
 /** A translated non-streamed response: HTTP status and the JSON body in the client's dialect. */
 export interface MappedResponse {
   status: number;
@@ -131,8 +134,10 @@ export interface MappingTranslator extends TranslatorBase {
   /**
    * Maps a non-streamed 2xx provider body (bytes) to the client dialect: status 200 and the mapped body, or
    * 502 `upstream_bad_response` in the client dialect's error shape when the bytes are not the expected shape.
+   * `headers` are the provider's response headers (names lower-cased), for what a provider says there rather than in
+   * the body (Bedrock's `x-amzn-bedrock-input-token-count` of a Cohere embedding); absent: none known.
    */
-  translateResponse(body: Buffer, call: TranslatorCall): MappedResponse;
+  translateResponse(body: Buffer, call: TranslatorCall, headers?: ResponseHeaders): MappedResponse;
   /**
    * A fresh per-request transform from the provider's stream bytes to the client dialect's SSE bytes. It
    * emits each event as soon as its input arrives, and ends a failed stream with the dialect's in-stream

@@ -47,13 +47,16 @@ export function answerMappedStream(exchange: UpstreamExchange, status: number, h
   exchange.toMapper(mapper);
 }
 
-/** A 2xx JSON body: collected, mapped by the binding's `mapResponse` (a 502 when it cannot be read), sent. */
+/**
+ * A 2xx JSON body: collected, mapped by the binding's `mapResponse` with the provider's headers (`headers`, the
+ * client's copy of them; a 502 when it cannot be read), sent.
+ */
 export function answerMappedBody(exchange: UpstreamExchange, headers: Headers): void {
   const ctx = exchange.ctx;
   exchange.collect((buf) => {
     let text: string;
     try {
-      const mapped = ctx.binding!.mapResponse(buf, ctx.call!);
+      const mapped = ctx.binding!.mapResponse(buf, ctx.call!, headers);
       ctx.status = mapped.status;
       text = JSON.stringify(mapped.body);
     } catch (err) {
