@@ -1,11 +1,15 @@
 /**
  * End-to-end: what a misbehaving provider's answer must not carry to the client (test/support/hostile-provider-stub.ts
- * plays OpenAI, Groq and Anthropic; admin on the real PostgreSQL and the proxy run as their own processes).
+ * plays OpenAI, Groq, Anthropic, Gemini and Bedrock; admin on the real PostgreSQL and the proxy run as their own
+ * processes).
  *
  * - The gateway's provider credentials: a passed-through error body that repeats the key the gateway sent (chat
  *   completions, embeddings and Responses to OpenAI and Groq, Messages to Anthropic) reaches the client, the log's
  *   error and its stored response body with the key redacted, the rest of the error as the provider wrote it; a
  *   response header carrying the key is redacted too; a client's own key under Svc-Auth likewise.
+ * - The same for an error the gateway maps into the client's dialect (Messages → Groq, Responses and chat → Anthropic,
+ *   chat → Gemini and Bedrock), whatever the key looks like (Groq's `gsk-…`, Gemini's, a Bedrock API key, a client's
+ *   own), and for the error event a translated stream ends with when the provider's stream fails repeating the key.
  * - Connection-nominated headers (RFC 9110 §7.6.1): a header the provider's `Connection` names is not forwarded to the
  *   client (passed through and mapped), nor a header the client's `Connection` names to the provider.
  * - Response header names like `constructor` and `__proto__` reach the client of a mapped answer as sent.
@@ -15,18 +19,29 @@ import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { clearStubRequests, fetchRecord, PROVIDER_KEYS, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
 
+/** A Bedrock API key (sent as a bearer token): nothing like `sk-…`. */
+const BEDROCK_TOKEN = 'ABSKQmVkcm9ja0FQSUtleS1wcm92aWRlci1zZWNyZXQ';
+
 let stubbed: StubbedStack;
 let stack: Stack;
 
 before(async () => {
   stubbed = await startStubbedStack('test/support/hostile-provider-stub.ts', (stub) => ({
-    providers: { openai: { 'base-url': `${stub}/v1` }, groq: { 'base-url': `${stub}/openai/v1` }, anthropic: { 'base-url': `${stub}/v1` } },
-  }));
+    providers: {
+      openai: { 'base-url': `${stub}/v1` },
+      groq: { 'base-url': `${stub}/openai/v1` },
+      anthropic: { 'base-url': `${stub}/v1` },
+      gemini: { 'base-url': `${stub}/v1beta/openai` },
+      bedrock: { 'base-url': stub },
+    },
+  }), { AWS_BEARER_TOKEN_BEDROCK: BEDROCK_TOKEN, AWS_REGION: 'us-east-1' });
   stack = stubbed.stack;
 });
 after(() => stubbed?.stop());
 
-const KEYS = [PROVIDER_KEYS.OPENAI_API_KEY!, PROVIDER_KEYS.GROQ_API_KEY!, PROVIDER_KEYS.ANTHROPIC_API_KEY!];
+const KEYS = [PROVIDER_KEYS.OPENAI_API_KEY!, PROVIDER_KEYS.GROQ_API_KEY!, PROVIDER_KEYS.ANTHROPIC_API_KEY!, PROVIDER_KEYS.GEMINI_API_KEY!, BEDROCK_TOKEN];
+/** A client's own Anthropic credential (Svc-Auth) not shaped like a key, so only its exact value can redact it. */
+const OWN_ANTHROPIC = 'client-own-anthropic-credential-0123';
 
 function post(path: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${stack.gatewayUrl}${path}`, {
@@ -91,6 +106,68 @@ describe("the gateway's provider keys never reach the client", () => {
     assert.equal(res.status, 401);
     assertNoSecret('the answer', text, [own, ...KEYS]);
   });
+});
+
+/** A request body of the kind at `path`, for `model`. */
+function bodyFor(path: string, model: string, stream = false): Record<string, unknown> {
+  if (path.endsWith('/messages')) return { model, max_tokens: 10, stream, messages: [{ role: 'user', content: 'hi' }] };
+  if (path.endsWith('/responses')) return { model, stream, input: 'hi' };
+  return { model, stream, messages: [{ role: 'user', content: 'hi' }] };
+}
+
+/** Svc-Auth headers: the service key there, `own` as the client's provider credential. */
+const ownCredential = (own: string): Record<string, string> => ({ 'svc-auth': `Bearer ${stack.apiKey}`, authorization: `Bearer ${own}` });
+
+const MAPPED: Array<{ name: string; path: string; model: string; status: number; own?: string }> = [
+  { name: 'Messages → groq', path: '/v1/messages', model: 'groq/echo-key-401', status: 401 },
+  { name: 'Responses → anthropic', path: '/ai/responses', model: 'anthropic/echo-key-401', status: 401 },
+  { name: 'Responses → anthropic (own credential)', path: '/ai/responses', model: 'anthropic/echo-key-401', status: 401, own: OWN_ANTHROPIC },
+  { name: 'chat completions → anthropic', path: '/ai/chat/completions', model: 'anthropic/echo-key-401', status: 401 },
+  { name: 'chat completions → anthropic (own credential)', path: '/ai/chat/completions', model: 'anthropic/echo-key-401', status: 401, own: OWN_ANTHROPIC },
+  { name: 'chat completions → gemini', path: '/ai/chat/completions', model: 'gemini/echo-key-401', status: 400 },
+  { name: 'chat completions → bedrock', path: '/ai/chat/completions', model: 'bedrock/echo-key-401', status: 403 },
+];
+
+const STREAMED: Array<{ name: string; path: string; model: string; own?: string }> = [
+  { name: 'Messages → groq', path: '/v1/messages', model: 'groq/echo-key-stream' },
+  { name: 'Responses → groq', path: '/ai/responses', model: 'groq/echo-key-stream' },
+  { name: 'chat completions → anthropic (own credential)', path: '/ai/chat/completions', model: 'anthropic/echo-key-stream', own: OWN_ANTHROPIC },
+  { name: 'Responses → anthropic (own credential)', path: '/ai/responses', model: 'anthropic/echo-key-stream', own: OWN_ANTHROPIC },
+  { name: 'chat completions → bedrock', path: '/ai/chat/completions', model: 'bedrock/echo-key-stream' },
+  { name: 'Messages → bedrock', path: '/v1/messages', model: 'bedrock/us.anthropic.claude-echo-key-stream' },
+  { name: "Messages → bedrock (Anthropic's error event in a chunk)", path: '/v1/messages', model: 'bedrock/us.anthropic.claude-echo-key-stream-chunk' },
+];
+
+describe("the provider's key never reaches the client through an error the gateway maps", () => {
+  for (const route of MAPPED) {
+    test(`${route.name}: an error repeating the key is answered in the client's dialect with the key redacted, in the answer and the log`, async () => {
+      const secrets = route.own ? [route.own, ...KEYS] : KEYS;
+      const res = await post(route.path, bodyFor(route.path, route.model), route.own ? ownCredential(route.own) : {});
+      const text = await res.text();
+      assert.equal(res.status, route.status, text);
+      assertNoSecret('the answer', text, secrets);
+      const json = JSON.parse(text);
+      // Mapped into the client's dialect, the provider's message kept around the redacted key.
+      if (route.path === '/v1/messages') assert.equal(json.type, 'error');
+      assert.match(json.error.message, /\*\*\*/);
+      assertNoSecret('the log', await loggedText(res.headers.get('svc-id')!), secrets);
+    });
+  }
+});
+
+describe("the provider's key never reaches the client through a translated stream's error event", () => {
+  for (const route of STREAMED) {
+    test(`${route.name}: a stream failing with an error event repeating the key ends with the dialect's error event, key redacted, in the answer and the log`, async () => {
+      const secrets = route.own ? [route.own, ...KEYS] : KEYS;
+      const res = await post(route.path, bodyFor(route.path, route.model, true), route.own ? ownCredential(route.own) : {});
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      assertNoSecret('the stream', text, secrets);
+      // The provider's message reached the client's error event, its key redacted.
+      assert.match(text, /upstream overloaded for key [^"]*\*\*\*/);
+      assertNoSecret('the log', await loggedText(res.headers.get('svc-id')!), secrets);
+    });
+  }
 });
 
 describe('Connection-nominated headers are hop-by-hop', () => {

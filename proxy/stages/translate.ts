@@ -45,6 +45,8 @@ export function translate(ctx: RequestContext): Promise<void> | void {
     removed: binding.passthrough ? undefined : [],
     clientHeaders: ctx.kind.forwardsClientHeaders ? forwardableHeaders(ctx.req) : null,
     clientCredential: ctx.clientCredential,
+    // Set when a mapped stream starts (../upstream/mapped.ts); present from here so the call keeps one shape.
+    redactor: null,
   };
   ctx.call = call;
   const pending = binding.buildRequest(call);

@@ -16,6 +16,7 @@
  * https://docs.anthropic.com/en/docs/build-with-claude/streaming.
  */
 import type { Transform, TransformCallback } from 'node:stream';
+import { providerErrorText } from './shared/provider-errors.ts';
 import { TranslatorStream } from './shared/translator-stream.ts';
 import { isRecord, parseJson } from './shared/values.ts';
 import type { MappedResponse, MappingTranslator, TranslatorCall } from './types.ts';
@@ -87,6 +88,10 @@ function errorEvent(type: string, message: string): string {
 class BedrockAnthropicStream extends TranslatorStream implements EventStreamSink {
   private readonly frames = new EventStreamReader();
 
+  constructor(private readonly call: TranslatorCall) {
+    super();
+  }
+
   get acceptsFrames(): boolean {
     return this.state === 'open';
   }
@@ -119,7 +124,7 @@ class BedrockAnthropicStream extends TranslatorStream implements EventStreamSink
     // An exception frame (`:exception-type`, `{message}`) or an error frame (`:error-code`, `:error-message`).
     const name = exceptionName(headerString(headers, ':exception-type')) ?? headerString(headers, ':error-code') ?? null;
     const text = typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : headerString(headers, ':error-message');
-    this.fail(anthropicErrorType(bedrockErrorType(name, 500)), text || `bedrock stream exception ${name ?? ''}`.trim());
+    this.fail(anthropicErrorType(bedrockErrorType(name, 500)), text ? providerErrorText(text, this.call) : `bedrock stream exception ${name ?? ''}`.trim());
   }
 
   /** A `chunk` event: its base64 `bytes` are one Anthropic event's JSON, sent on as they are. */
@@ -131,18 +136,23 @@ class BedrockAnthropicStream extends TranslatorStream implements EventStreamSink
       this.fail('api_error', 'bedrock sent a stream chunk that is not an Anthropic event');
       return;
     }
+    if (event.type === 'error') {
+      // Anthropic's own error event, sent on as it came but for the credentials its text may repeat.
+      this.out += `event: error\ndata: ${providerErrorText(json, this.call)}\n\n`;
+      this.state = 'failed';
+      return;
+    }
     this.out += `event: ${event.type}\ndata: ${json}\n\n`;
     if (event.type === 'message_stop') this.state = 'done';
-    else if (event.type === 'error') this.state = 'failed';
   }
 }
 
 /**
  * A fresh transform from InvokeModelWithResponseStream's event stream to Anthropic's SSE (see the module comment).
- * Frames may be split anywhere across input pieces.
+ * Frames may be split anywhere across input pieces. `call`: only its `redactor`, for a failure's provider text.
  */
-export function createBedrockAnthropicStream(): Transform {
-  return new BedrockAnthropicStream();
+export function createBedrockAnthropicStream(call: TranslatorCall): Transform {
+  return new BedrockAnthropicStream(call);
 }
 
 /** `anthropic-messages` → `bedrock-invoke` (see the module comment). */

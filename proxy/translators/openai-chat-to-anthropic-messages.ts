@@ -13,7 +13,7 @@ import type { ChatCompletion, ChatToolCall, ChatUsage, OpenAIErrorBody } from '.
 import { toAnthropicRequest } from './openai-chat-to-anthropic-messages/request.ts';
 import { badEventError, ChunkWriter, SSE_DONE, sseError, truncatedStreamError } from './shared/openai-chat-stream.ts';
 import { openAIUsage } from './shared/openai-usage.ts';
-import { upstreamBadResponse } from './shared/provider-errors.ts';
+import { providerErrorText, upstreamBadResponse } from './shared/provider-errors.ts';
 import { SseTranslatorStream } from './shared/translator-stream.ts';
 import { finiteOrZero, isRecord, parseJson } from './shared/values.ts';
 import type { MappedResponse, MappingTranslator, TranslatorCall } from './types.ts';
@@ -118,7 +118,7 @@ class AnthropicChatStream extends SseTranslatorStream {
   private readonly toolIndexByBlock = new Map<number, number>();
   private finished = false;
 
-  constructor(call: TranslatorCall) {
+  constructor(private readonly call: TranslatorCall) {
     super();
     this.writer = new ChunkWriter(`chatcmpl-${call.requestId}`, call.body.model);
   }
@@ -170,9 +170,12 @@ class AnthropicChatStream extends SseTranslatorStream {
         this.out += SSE_DONE;
         this.state = 'done';
         break;
-      case 'error':
-        this.fail({ error: anthropicError(isRecord(data.error) ? data.error : {}, 500) });
+      case 'error': {
+        const error = anthropicError(isRecord(data.error) ? data.error : {}, 500);
+        error.message = providerErrorText(error.message, this.call);
+        this.fail({ error });
         break;
+      }
       default:
         // ping, content_block_stop and event types added later carry nothing to forward.
         break;

@@ -12,7 +12,7 @@ import type { ChatCompletion, ChatToolCall, ChatUsage, OpenAIErrorBody } from '.
 import { toConverseRequest } from './openai-chat-to-bedrock-converse/request.ts';
 import { badEventError, ChunkWriter, SSE_DONE, sseError, truncatedStreamError } from './shared/openai-chat-stream.ts';
 import { openAIUsage } from './shared/openai-usage.ts';
-import { upstreamBadResponse } from './shared/provider-errors.ts';
+import { providerErrorText, upstreamBadResponse } from './shared/provider-errors.ts';
 import { TranslatorStream } from './shared/translator-stream.ts';
 import { finiteOrZero, isRecord, parseJson } from './shared/values.ts';
 import type { MappedResponse, MappingTranslator, TranslatorCall } from './types.ts';
@@ -119,7 +119,7 @@ class BedrockChatStream extends TranslatorStream implements EventStreamSink {
   private readonly toolIndexByBlock = new Map<number, number>();
   private finished = false;
 
-  constructor(call: TranslatorCall) {
+  constructor(private readonly call: TranslatorCall) {
     super();
     this.writer = new ChunkWriter(`chatcmpl-${call.requestId}`, call.body.model);
   }
@@ -160,11 +160,13 @@ class BedrockChatStream extends TranslatorStream implements EventStreamSink {
       this.onEvent(headerString(headers, ':event-type'), body);
     } else if (messageType === 'exception') {
       const name = exceptionName(headerString(headers, ':exception-type'));
-      const message = typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : `bedrock stream exception ${name ?? ''}`.trim();
+      const text = typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : null;
+      const message = text !== null ? providerErrorText(text, this.call) : `bedrock stream exception ${name ?? ''}`.trim();
       this.fail({ error: { message, type: bedrockErrorType(name, 500), param: null, code: name } });
     } else {
       const code = headerString(headers, ':error-code') ?? null;
-      const message = headerString(headers, ':error-message') ?? 'bedrock stream error';
+      const text = headerString(headers, ':error-message');
+      const message = text !== undefined ? providerErrorText(text, this.call) : 'bedrock stream error';
       this.fail({ error: { message, type: bedrockErrorType(code, 500), param: null, code } });
     }
   }

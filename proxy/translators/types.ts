@@ -73,6 +73,19 @@ export interface TranslatorCall {
    * request's `tools` alone (`toolNamesOf` in `openai-responses-to-openai-chat/tool-names.ts`); absent: no name changed.
    */
   toolNames?: ReadonlyMap<string, ToolOrigin>;
+  /**
+   * What takes the attempt's credentials out of a provider's text: set by the gateway when a mapped stream starts
+   * (proxy/upstream/mapped.ts), read by the stream translators only when they put a provider's error text in the
+   * error event they end a failed stream with (`providerErrorText` in ./shared/provider-errors.ts). Translators never
+   * see the credentials themselves. Absent or null: only the key shapes `redactSecrets` knows are masked.
+   */
+  redactor?: ProviderTextRedactor | null;
+}
+
+/** Redacts the credentials of one attempt (the one sent, the provider's configured key) from a provider's text. */
+export interface ProviderTextRedactor {
+  /** `text` with each of the attempt's credentials replaced by `***`; `text` itself when none occurs in it. */
+  redactProviderText(text: string): string;
 }
 
 /** Where a tool name sent to a provider came from: the client's `name`, its `namespace`, and whether it is a custom (free-form input) tool. */

@@ -18,8 +18,10 @@ import type { Transform } from 'node:stream';
 import type { GatewayError } from '../errors.ts';
 import { responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext, UpstreamAttempt } from '../pipeline/context.ts';
+import type { ProviderTextRedactor } from '../translators/types.ts';
 import { contentEncodingOf, createDecoder } from './content-decoding.ts';
 import { answerTooLarge, answerTooSlow, answerUndecodable, clientStalled, onMidStreamError, upstreamError } from './failure.ts';
+import { redactAttemptText } from './provider-secrets.ts';
 import { onUpstreamResponse } from './response.ts';
 
 /**
@@ -47,7 +49,7 @@ const enum Sink {
 }
 
 /** The undici handler of one attempt (undici's first handler interface; see the file's comment). */
-export class UpstreamExchange implements UpstreamAttempt {
+export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   readonly ctx: RequestContext;
   /** undici's abort of this request, once it started; null before. */
   private abortRequest: ((err: Error) => void) | null = null;
@@ -114,6 +116,16 @@ export class UpstreamExchange implements UpstreamAttempt {
     this.sink = Sink.Collect;
     this.collectLimit = server.maxTranslatedResponseBytes;
     this.collectDeadlineMs = (ctx.responseAtMs ?? performance.now()) + COLLECT_TIME_FACTOR * server.upstreamTimeoutMs;
+  }
+
+  /**
+   * A provider's text less this attempt's credentials (./provider-secrets.ts `redactAttemptText`): the
+   * stream mapper's `call.redactor` (./mapped.ts), asked only when the mapper fails with the provider's
+   * error text. The exchange serves as the redactor so that a mapped stream allocates nothing for it.
+   */
+  redactProviderText(text: string): string {
+    const ctx = this.ctx;
+    return redactAttemptText(text, ctx.upstream, ctx.call?.config.apiKey);
   }
 
   /** The body is read and dropped, so the connection can be reused (a retry follows). */

@@ -9,24 +9,36 @@ import { GatewayError } from '../errors.ts';
 import { observesChunks, responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { UpstreamExchange } from './exchange.ts';
+import { redactErrorBody } from './provider-secrets.ts';
 
 type Headers = Record<string, string | string[]>;
 
-/** A provider error: collected, mapped by the binding's `mapError` (status kept), sent as JSON. */
-export function answerMappedError(exchange: UpstreamExchange, status: number, headers: Headers, upstreamHeaders: Headers): void {
+/**
+ * A provider error: collected, the attempt's credentials `secret` and `other` (either null; see
+ * ./provider-secrets.ts) redacted from its bytes before the transport reads them, so no message
+ * mapped from it carries them, whatever they look like, then mapped by the binding's `mapError`
+ * (status kept) and sent as JSON.
+ */
+export function answerMappedError(exchange: UpstreamExchange, status: number, headers: Headers, upstreamHeaders: Headers, secret: string | null, other: string | null): void {
   const ctx = exchange.ctx;
   exchange.collect((buf) => {
-    const mapped = JSON.stringify(ctx.binding!.mapError(status, buf, upstreamHeaders));
+    const mapped = JSON.stringify(ctx.binding!.mapError(status, redactErrorBody(buf, secret, other), upstreamHeaders));
     if (observesChunks(ctx)) responseChunk(ctx, Buffer.from(mapped));
     sendJson(ctx, ctx.res, status, headers, mapped);
   });
 }
 
-/** A 2xx stream: the provider's bytes go through the binding's stream mapper, its output to the client. */
+/**
+ * A 2xx stream: the provider's bytes go through the binding's stream mapper, its output to the client.
+ * The exchange is the mapper's redactor (`call.redactor`): a mapper that fails with the provider's
+ * error text asks it to take the attempt's credentials out (./provider-secrets.ts).
+ */
 export function answerMappedStream(exchange: UpstreamExchange, status: number, headers: Headers): void {
   const ctx = exchange.ctx;
   const res = ctx.res;
-  const mapper = ctx.binding!.createStreamMapper(ctx.call!);
+  const call = ctx.call!;
+  call.redactor = exchange;
+  const mapper = ctx.binding!.createStreamMapper(call);
   headers['content-type'] = ctx.kind.framing?.contentType ?? 'text/event-stream; charset=utf-8';
   headers['cache-control'] = 'no-cache';
   delete headers['content-encoding'];

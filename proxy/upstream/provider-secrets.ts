@@ -9,8 +9,13 @@
  *   configured key (`providers.<name>` from the environment), each at least {@link MIN_SECRET_CHARS}
  *   characters (a shorter one would rewrite ordinary text);
  * - every response header value the client gets, on every answer (one `includes` per value and secret);
- * - a passed-through error body (non-2xx), with the key shapes of `redactSecrets` besides. A successful
- *   body is never read: it stays the provider's bytes, streamed as they come.
+ * - a passed-through error body (non-2xx), with the key shapes of `redactSecrets` besides;
+ * - an error body the gateway maps into the client's dialect, before the transport's `mapError` reads it
+ *   (./mapped.ts), likewise;
+ * - the provider's text a stream translator puts in the error event it ends a failed stream with
+ *   (`call.redactor`, ./exchange.ts `redactProviderText`, through {@link redactAttemptText}).
+ * A successful body is never read for this: it stays the provider's bytes (or its mapped stream), streamed as they
+ * come, and the stream translators redact only when they fail.
  *
  * Each secret is replaced by {@link REDACTED}. Matching is on bytes: header values and bodies are
  * read as latin1 (one character per byte), so a body that is not UTF-8 keeps its other bytes.
@@ -74,4 +79,29 @@ export function redactErrorBody(body: Buffer, a: string | null, b: string | null
   if (b !== null) out = out.replaceAll(b, REDACTED);
   out = redactSecrets(out);
   return out === text ? body : Buffer.from(out, 'latin1');
+}
+
+/**
+ * A provider's text (a JS string, as a stream translator parsed it) with secrets `a` and `b` (either null)
+ * replaced by {@link REDACTED}, matched on UTF-8 bytes as everything here is.
+ * @returns `text` itself when neither occurs in it.
+ */
+function redactText(text: string, a: string | null, b: string | null): string {
+  const bytes = asBytes(text);
+  let out = bytes;
+  if (a !== null && out.includes(a)) out = out.replaceAll(a, REDACTED);
+  if (b !== null && out.includes(b)) out = out.replaceAll(b, REDACTED);
+  if (out === bytes) return text;
+  return bytes === text ? out : Buffer.from(out, 'latin1').toString('utf8');
+}
+
+/**
+ * `text` less the credentials of the attempt that sent `up` ({@link sentCredential}) and the provider's
+ * configured key `apiKey` ({@link configuredKey}), worked out when asked (error paths only: a stream
+ * translator's failure).
+ */
+export function redactAttemptText(text: string, up: UpstreamRequest | null, apiKey: string | null | undefined): string {
+  const sent = sentCredential(up);
+  const key = configuredKey(apiKey, sent);
+  return redactText(text, sent ?? key, sent === null ? null : key);
 }

@@ -98,7 +98,7 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   if (ok && binding.passthrough) return passThrough(exchange, status, head, isStream);
   if (!ok && !binding.mapsErrors) return passThroughError(exchange, status, head, sent ?? key, sent === null ? null : key);
   const headers = headersObject(addGatewayHeaders(ctx, head.list));
-  if (!ok) answerMappedError(exchange, status, headers, parseHeaders(raw));
+  if (!ok) answerMappedError(exchange, status, headers, parseHeaders(raw), sent ?? key, sent === null ? null : key);
   else if (isStream) answerMappedStream(exchange, status, headers);
   else answerMappedBody(exchange, headers);
 }

@@ -1,12 +1,20 @@
 /**
  * A provider stub that misbehaves in the ways a gateway must not pass on, run in its own process
  * (`node --import tsx test/support/hostile-provider-stub.ts`) like `stub-upstream.ts`. The request's
- * `model` (after any `<provider>/` prefix) picks the behaviour; the answer's shape follows the path
- * (`…/messages`: Anthropic's; `…/chat/completions`, `…/embeddings`, `…/responses`: OpenAI's recorded
- * fixtures of test/fixtures/providers/):
- *   - `echo-key-401` → 401 whose message repeats the credential the gateway sent (`Authorization`,
+ * `model` (after any `<provider>/` prefix; Bedrock's: the model id of the path `/model/<id>/<action>`, after
+ * any `…anthropic.claude-`) picks the behaviour; the answer's shape follows the path (`…/messages`:
+ * Anthropic's; `/model/…`: Bedrock's; under `/v1beta/openai/`: Gemini's compatibility endpoint, whose
+ * errors are OpenAI's object in a one-element array; `…/chat/completions`, `…/embeddings`,
+ * `…/responses`: OpenAI's recorded fixtures of test/fixtures/providers/):
+ *   - `echo-key-401` → an error whose message repeats the credential the gateway sent (`Authorization`,
  *     else `x-api-key`), as OpenAI's "Incorrect API key provided: …" does (masked there; a
- *     misbehaving provider may not mask it);
+ *     misbehaving provider may not mask it): 401 (OpenAI, Anthropic), 400 `INVALID_ARGUMENT`
+ *     (Gemini), 403 `UnrecognizedClientException` (Bedrock);
+ *   - `echo-key-stream` → a 200 stream that starts, then fails with the provider's error event
+ *     repeating that credential: chat chunks then `data: {"error": …}` (OpenAI-compatible),
+ *     `message_start` then `event: error` (Anthropic), an event then an exception frame (Bedrock's
+ *     ConverseStream and InvokeModelWithResponseStream, framed with @smithy/eventstream-codec);
+ *     `echo-key-stream-chunk` → on InvokeModelWithResponseStream, Anthropic's own `error` event in a chunk instead;
  *   - `echo-key-200` → the fixture, with an `x-echo` response header carrying that credential;
  *   - `hop-nominated` → the fixture, with `Connection: close, x-secret`, `x-secret: hop` (a header
  *     the Connection header makes hop-by-hop) and `x-kept: yes`;
@@ -19,7 +27,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
-import { sendJson, serveScripted, type Json } from './scripted-stub.ts';
+import { sendJson, sendSse, serveScripted, type Json } from './scripted-stub.ts';
 
 const fixture = (p: string): Buffer => readFileSync(new URL(`../fixtures/providers/${p}`, import.meta.url));
 const CHAT = fixture('openai/chat-completion.json');
@@ -27,6 +35,69 @@ const MESSAGE = fixture('anthropic/message.json');
 const RESPONSE = fixture('openai/responses-text.json');
 const EMBEDDINGS = fixture('openai/embeddings.json');
 const RATE_LIMITED = fixture('openai/error-429.json');
+
+/** The error a provider answers `echo-key-401` with, by the path's provider (see the module comment). */
+function echoKeyError(path: string, credential: string): { status: number; body: Json | Json[]; headers?: Record<string, string> } {
+  if (path.endsWith('/messages')) return { status: 401, body: { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key: ${credential}` } } };
+  if (path.startsWith('/model/')) {
+    return { status: 403, body: { message: `The security token included in the request is invalid: ${credential}` }, headers: { 'x-amzn-errortype': 'UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/' } };
+  }
+  if (path.includes('/v1beta/openai/')) return { status: 400, body: [{ error: { code: 400, message: `API key not valid: ${credential}. Please pass a valid API key.`, status: 'INVALID_ARGUMENT' } }] };
+  return {
+    status: 401,
+    body: { error: { message: `Incorrect API key provided: ${credential}. You can find your API key at https://platform.openai.com/account/api-keys.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } },
+  };
+}
+
+/** One SSE event (`event:` line only when named). */
+const sse = (data: Json, event?: string): string => `${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
+
+/** An event-stream frame (Bedrock's streams): an event of `type`, or an exception named `type`. */
+async function bedrockFrame(messageType: 'event' | 'exception', type: string, payload: Json): Promise<Buffer> {
+  const [{ EventStreamCodec }, { fromUtf8, toUtf8 }] = await Promise.all([import('@smithy/eventstream-codec'), import('@smithy/util-utf8')]);
+  const codec = new EventStreamCodec(toUtf8, fromUtf8);
+  const typeHeader = messageType === 'event' ? ':event-type' : ':exception-type';
+  return Buffer.from(
+    codec.encode({
+      headers: { [typeHeader]: { type: 'string', value: type }, ':content-type': { type: 'string', value: 'application/json' }, ':message-type': { type: 'string', value: messageType } },
+      body: fromUtf8(JSON.stringify(payload)),
+    }),
+  );
+}
+
+/** An InvokeModelWithResponseStream `chunk` frame carrying Anthropic's stream event `event`. */
+const invokeChunk = (event: Json): Promise<Buffer> => bedrockFrame('event', 'chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64') });
+
+/**
+ * `echo-key-stream`: a 200 stream that starts, then fails with an error event repeating `credential`;
+ * `inChunk`: Bedrock's InvokeModel stream fails with Anthropic's error event in a chunk, not an exception frame
+ * (see the module comment).
+ */
+function echoKeyStream(path: string, credential: string, res: http.ServerResponse, inChunk = false): void {
+  const message = `upstream overloaded for key ${credential}`;
+  if (path.startsWith('/model/')) {
+    const first = path.endsWith('/converse-stream')
+      ? bedrockFrame('event', 'messageStart', { role: 'assistant' })
+      : invokeChunk({ type: 'message_start', message: { id: 'msg_echo', type: 'message', role: 'assistant', content: [], model: 'claude', usage: { input_tokens: 1, output_tokens: 0 } } });
+    const failure = inChunk ? invokeChunk({ type: 'error', error: { type: 'overloaded_error', message } }) : bedrockFrame('exception', 'modelStreamErrorException', { message });
+    void Promise.all([first, failure]).then((frames) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      for (const f of frames) res.write(f);
+      res.end();
+    });
+    return;
+  }
+  if (path.endsWith('/messages')) {
+    return sendSse(res, [
+      sse({ type: 'message_start', message: { id: 'msg_echo', type: 'message', role: 'assistant', content: [], model: 'claude-sonnet-4-5', stop_reason: null, usage: { input_tokens: 1, output_tokens: 0 } } }, 'message_start'),
+      sse({ type: 'error', error: { type: 'overloaded_error', message } }, 'error'),
+    ]);
+  }
+  sendSse(res, [
+    sse({ id: 'chatcmpl-echo', object: 'chat.completion.chunk', created: 1, model: 'echo', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }),
+    sse({ error: { message, type: 'server_error', param: null, code: null } }),
+  ]);
+}
 
 function okBody(path: string): Buffer {
   if (path.endsWith('/messages')) return MESSAGE;
@@ -46,13 +117,13 @@ serveScripted(
   (path, body, res) => {
     const req = res.req;
     const credential = String(req.headers.authorization ?? req.headers['x-api-key'] ?? req.headers['api-key'] ?? '');
-    const model = String(body.model ?? '').replace(/^[a-z]+\//, '');
+    const bedrockModel = /^\/model\/([^/]+)\//.exec(path)?.[1];
+    const model = bedrockModel !== undefined ? decodeURIComponent(bedrockModel).replace(/^.*anthropic\.claude-/, '') : String(body.model ?? '').replace(/^[a-z]+\//, '');
     if (model === 'echo-key-401') {
-      const error = path.endsWith('/messages')
-        ? { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key: ${credential}` } }
-        : { error: { message: `Incorrect API key provided: ${credential}. You can find your API key at https://platform.openai.com/account/api-keys.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } };
-      return sendJson(res, 401, error);
+      const error = echoKeyError(path, credential);
+      return sendJson(res, error.status, error.body as Json, error.headers);
     }
+    if (model === 'echo-key-stream' || model === 'echo-key-stream-chunk') return echoKeyStream(path, credential, res, model === 'echo-key-stream-chunk');
     if (model === 'echo-key-200') return okWith(res, path, [['x-echo', credential], ['x-request-id', 'req_echo']]);
     if (model === 'hop-nominated') return okWith(res, path, [['connection', 'close, x-secret'], ['x-secret', 'hop'], ['x-kept', 'yes']]);
     if (model === 'proto-headers') return okWith(res, path, [['constructor', 'c1'], ['__proto__', 'p1'], ['x-kept', 'yes']]);

@@ -28,7 +28,7 @@ import type { Transform } from 'node:stream';
 import { carryMessageSignature, carryToolCallSignature, encodeCarried, geminiThoughtSignature, isEmptyCarried, type CarriedReasoning } from '../shared/carried-reasoning.ts';
 import { partsText, reasoningText } from '../shared/openai-chat-answer.ts';
 import { ChatChunkSourceStream } from '../shared/openai-chat-chunk-source.ts';
-import { redactSecrets } from '../shared/provider-errors.ts';
+import { providerErrorText } from '../shared/provider-errors.ts';
 import { isRecord } from '../shared/values.ts';
 import type { TranslatorCall } from '../types.ts';
 import { anthropicErrorType, anthropicSseEvent } from '../wire/anthropic-messages.ts';
@@ -193,7 +193,7 @@ class MessagesStream extends ChatChunkSourceStream {
   protected override failWithError(error: Record<string, unknown>): void {
     const status = typeof error.status_code === 'number' ? error.status_code : typeof error.status === 'number' ? error.status : undefined;
     const neutral = typeof error.type === 'string' ? error.type : 'server_error';
-    const message = typeof error.message === 'string' && error.message !== '' ? redactSecrets(error.message) : `The ${this.call.provider ?? 'provider'} reported an error mid-stream`;
+    const message = typeof error.message === 'string' && error.message !== '' ? providerErrorText(error.message, this.call) : `The ${this.call.provider ?? 'provider'} reported an error mid-stream`;
     this.fail(anthropicErrorType(neutral, status), message);
   }
 

@@ -34,7 +34,7 @@ import type { Transform } from 'node:stream';
 import { carryMessageSignature, carryToolCallSignature, encodeCarried, geminiThoughtSignature, type CarriedReasoning } from '../shared/carried-reasoning.ts';
 import { partsText, reasoningText } from '../shared/openai-chat-answer.ts';
 import { ChatChunkSourceStream } from '../shared/openai-chat-chunk-source.ts';
-import { redactSecrets } from '../shared/provider-errors.ts';
+import { providerErrorText } from '../shared/provider-errors.ts';
 import { isRecord } from '../shared/values.ts';
 import type { ToolOrigin, TranslatorCall } from '../types.ts';
 import { responseEcho, responseObject, type ResponseEcho, type ResponseState } from './echo.ts';
@@ -342,7 +342,7 @@ class ResponsesStream extends ChatChunkSourceStream {
   /** An error object of the provider (`{message, type, code, status_code?}`) as `response.failed`. */
   protected override failWithError(error: Record<string, unknown>): void {
     const status = typeof error.status_code === 'number' ? error.status_code : typeof error.status === 'number' ? error.status : undefined;
-    const message = typeof error.message === 'string' && error.message !== '' ? redactSecrets(error.message) : `The ${this.call.provider ?? 'provider'} reported an error mid-stream`;
+    const message = typeof error.message === 'string' && error.message !== '' ? providerErrorText(error.message, this.call) : `The ${this.call.provider ?? 'provider'} reported an error mid-stream`;
     this.fail(failureCode(error, status), message);
   }
 

@@ -38,10 +38,18 @@ export interface ChatRoute {
 
 /**
  * The call the chat translator reads: the same request, with the chat body (for the answer only its model), and
- * `removed` for the chat paths of what it removes (when the request's removals are collected).
+ * `removed` for the chat paths of what it removes (when the request's removals are collected), and the request's
+ * `redactor`, so the chat step's error events are redacted as the Responses step's are.
  */
 function chatCall(call: TranslatorCall, body: ChatCompletionRequest, removed?: string[]): TranslatorCall {
-  return { body, stream: call.stream, requestId: call.requestId, ...(call.provider !== undefined ? { provider: call.provider } : {}), ...(removed ? { removed } : {}) };
+  return {
+    body,
+    stream: call.stream,
+    requestId: call.requestId,
+    ...(call.provider !== undefined ? { provider: call.provider } : {}),
+    ...(removed ? { removed } : {}),
+    ...(call.redactor ? { redactor: call.redactor } : {}),
+  };
 }
 
 /** The `openai-responses` → `wireFormat` translator going through chat completions by `route`. */

@@ -9,7 +9,7 @@
  */
 import type { EventSourceMessage } from 'eventsource-parser';
 import type { TranslatorCall } from '../types.ts';
-import { redactSecrets } from './provider-errors.ts';
+import { providerErrorText } from './provider-errors.ts';
 import { SseTranslatorStream } from './translator-stream.ts';
 import { isRecord } from './values.ts';
 
@@ -76,7 +76,7 @@ export abstract class ChatChunkSourceStream extends SseTranslatorStream {
     return this.call.provider ?? 'provider';
   }
 
-  /** An `event: error` body: the provider's error object when it is JSON, else its text (redacted, 500 characters at most). */
+  /** An `event: error` body: the provider's error object when it is JSON, else its text (credentials redacted, 500 characters at most). */
   private failWith(data: string): void {
     let parsed: unknown;
     try {
@@ -85,6 +85,6 @@ export abstract class ChatChunkSourceStream extends SseTranslatorStream {
       parsed = undefined;
     }
     if (isRecord(parsed)) return this.failWithError(isRecord(parsed.error) ? parsed.error : parsed);
-    this.fail(this.serverErrorType, data.trim() ? redactSecrets(data.trim().slice(0, 500)) : `The ${this.providerName()} reported an error mid-stream`);
+    this.fail(this.serverErrorType, data.trim() ? providerErrorText(data.trim().slice(0, 500), this.call) : `The ${this.providerName()} reported an error mid-stream`);
   }
 }

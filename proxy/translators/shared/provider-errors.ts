@@ -3,7 +3,7 @@
  * a status, a message from a body that is not JSON, and keeping API keys out of messages. Used by the
  * transports' error mapping and by translators for errors that arrive inside a stream or answers they cannot read.
  */
-import type { MappedResponse, ProviderError } from '../types.ts';
+import type { MappedResponse, ProviderError, TranslatorCall } from '../types.ts';
 
 /**
  * The error type family of an HTTP status, for errors whose body names no type: 401 authentication_error,
@@ -21,6 +21,15 @@ export function errorTypeForStatus(status: number): string {
 /** Replaces anything that looks like a provider API key (`sk-...`, `sk-ant-...`) in `text` by a mask. */
 export function redactSecrets(text: string): string {
   return text.replace(/\bsk-(?:ant-)?[A-Za-z0-9_-]{8,}/g, 'sk-***');
+}
+
+/**
+ * A provider's error text as a stream translator may put it in the error event it ends a failed stream with: the
+ * attempt's exact credentials redacted (`call.redactor`, whatever they look like: Groq's `gsk_…`, Gemini's `AIza…`,
+ * a Bedrock API key, a client's own), then the key shapes of {@link redactSecrets}. Error paths only.
+ */
+export function providerErrorText(text: string, call: TranslatorCall): string {
+  return redactSecrets(call.redactor ? call.redactor.redactProviderText(text) : text);
 }
 
 /** A short, secret-free message from a non-JSON error body (its first 500 characters), or a generic one when empty. */
