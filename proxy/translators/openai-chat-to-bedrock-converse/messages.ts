@@ -57,7 +57,8 @@ function documentName(filename: unknown, fallback: string): string {
 function imagePart(part: Record<string, unknown>, p: string, removed: string[]): ConverseBlock {
   const image = isRecord(part.image_url) ? part.image_url : {};
   const data = typeof image.url === 'string' ? parseDataUrl(image.url) : null;
-  const format = data ? IMAGE_FORMATS[data.mediaType] : undefined;
+  // Own keys only: the client writes the media type, and "constructor" or "__proto__" is no image format.
+  const format = data && Object.hasOwn(IMAGE_FORMATS, data.mediaType) ? IMAGE_FORMATS[data.mediaType] : undefined;
   if (!data || !format) throw badRequest(`${p}: bedrock accepts images only as png, jpeg, gif or webp base64 data: URLs`, `${p}.image_url.url`);
   // `auto` (OpenAI's default) leaves the resolution to the model, which is what Converse does.
   if (image.detail !== undefined && image.detail !== null && image.detail !== 'auto') removed.push(`${p}.image_url.detail`);

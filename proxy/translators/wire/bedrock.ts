@@ -89,8 +89,8 @@ export function exceptionName(raw: unknown): string | null {
 export function bedrockErrorType(name: string | null, status: number): string {
   if (name) {
     const key = name.charAt(0).toLowerCase() + name.slice(1);
-    const type = BEDROCK_ERROR_TYPES[key];
-    if (type) return type;
+    // Own keys only: the provider names the exception, and "Constructor" or "__proto__" is an unknown name, not Object.prototype's member.
+    if (Object.hasOwn(BEDROCK_ERROR_TYPES, key)) return BEDROCK_ERROR_TYPES[key]!;
   }
   return errorTypeForStatus(status);
 }
