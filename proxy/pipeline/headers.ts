@@ -61,10 +61,18 @@ export function connectionNominated(value: string): ReadonlySet<string> | null {
 export function forwardableHeaders(req: IncomingMessage): readonly string[] {
   const connection = req.headers.connection;
   const nominated = connection === undefined ? null : connectionNominated(connection);
-  if (nominated === null) return req.rawHeaders;
-  const raw = req.rawHeaders;
+  return nominated === null ? req.rawHeaders : withoutHeaderNames(req.rawHeaders, nominated);
+}
+
+/**
+ * A copy of a flat header list (name, value, name, value …) less the headers whose name, in any
+ * case, is in `names` (lower-case): the client's headers its `Connection` nominates
+ * ({@link forwardableHeaders}), a provider's likewise and a decoded body's `content-encoding`
+ * (../upstream/response.ts). Rare paths only: it allocates the copy.
+ */
+export function withoutHeaderNames(list: readonly string[], names: ReadonlySet<string>): string[] {
   const kept: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) if (!nominated.has(raw[i]!.toLowerCase())) kept.push(raw[i]!, raw[i + 1]!);
+  for (let i = 0; i + 1 < list.length; i += 2) if (!names.has(list[i]!.toLowerCase())) kept.push(list[i]!, list[i + 1]!);
   return kept;
 }
 

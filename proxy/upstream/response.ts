@@ -7,7 +7,7 @@
 import { observesChunks, responseChunk, responseStarted } from '../observers/dispatch.ts';
 import { retryAfterMs } from '../balancer/retry-after.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import { connectionNominated } from '../pipeline/headers.ts';
+import { connectionNominated, withoutHeaderNames } from '../pipeline/headers.ts';
 import { settleBalancer } from './balancer.ts';
 import { headerNameToString, parseHeaders } from '../upstream-agent.ts';
 import type { UpstreamExchange } from './exchange.ts';
@@ -56,15 +56,8 @@ function readHead(raw: Buffer[], secret: string | null, other: string | null): P
   }
   // The Connection header may follow the headers it names, so they are taken out after the pass (rare).
   const nominated = connection === undefined ? null : connectionNominated(connection);
-  if (nominated !== null) list = withoutNames(list, nominated);
+  if (nominated !== null) list = withoutHeaderNames(list, nominated);
   return { list, contentType, contentLength, retryAfter };
-}
-
-/** A flat header list less the headers named in `names` (lower-case). */
-function withoutNames(list: readonly string[], names: ReadonlySet<string>): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i < list.length; i += 2) if (!names.has(list[i]!)) kept.push(list[i]!, list[i + 1]!);
-  return kept;
 }
 
 /** Handles the response start of the current attempt (see the file's comment); `raw` as undici gives it. */
@@ -152,7 +145,7 @@ function passThroughError(exchange: UpstreamExchange, status: number, head: Prov
     const sent = redactErrorBody(body, secret, other);
     if (ctx.firstByteMs === null) ctx.firstByteMs = performance.now();
     if (observesChunks(ctx)) responseChunk(ctx, sent);
-    const headers = withoutNames(list, COLLECTED_ENCODING);
+    const headers = withoutHeaderNames(list, COLLECTED_ENCODING);
     if (status !== 304) headers.push('content-length', String(sent.length));
     ctx.res.writeHead(status, headers);
     ctx.res.end(sent);
