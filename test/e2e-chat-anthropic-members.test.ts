@@ -15,14 +15,11 @@
  *   error shape naming `stop_sequences` (OpenAI takes at most four); four reach OpenAI (the stack's stub-upstream).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
-import { createOpenAI } from '@ai-sdk/openai';
-import { ChatOpenAI } from '@langchain/openai';
-import { generateText, Output, streamText } from 'ai';
-import OpenAI from 'openai';
 import { z } from 'zod';
-import { clearStubRequests, fetchRecord, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
+import { useMembersStack } from './support/members-stack.ts';
+import { clearStubRequests, fetchRecord, stubRequests } from './support/stack.ts';
 import { clientRefusal, removedPaths } from './support/refusal.ts';
 
 type Json = Record<string, any>;
@@ -33,27 +30,15 @@ const SCHEMA = { type: 'object', properties: { city: { type: 'string' }, populat
 const PLACE = { city: 'city-value', population: 42 };
 const place = z.object({ city: z.string(), population: z.number() });
 
-let stubbed: StubbedStack;
-let stack: Stack;
-
-before(async () => {
-  stubbed = await startStubbedStack('test/support/structured-output-stub.ts', (stub, stackStub) => ({
-    providers: { anthropic: { 'base-url': `${stub}/v1` }, openai: { 'base-url': `${stackStub}/v1` } },
-  }));
-  stack = stubbed.stack;
-});
-after(() => stubbed?.stop());
-
-const openai = () => new OpenAI({ baseURL: `${stack.gatewayUrl}/ai`, apiKey: stack.apiKey, maxRetries: 0 });
-
+const members = useMembersStack('test/support/structured-output-stub.ts', (stub, stackStub) => ({
+  providers: { anthropic: { 'base-url': `${stub}/v1` }, openai: { 'base-url': `${stackStub}/v1` } },
+}));
 /** The requests that reached the Anthropic stub since they were last cleared. */
-async function sentToAnthropic(): Promise<Json[]> {
-  return (await stubRequests(stubbed.stubUrl)).filter((r) => r.method === 'POST');
-}
+const { openai, sent: sentToAnthropic } = members;
 
 describe('chat completions → Anthropic, with the openai SDK', () => {
   test('response_format json_schema reaches Anthropic as output_config.format; the other members recorded in the header and the log', async () => {
-    await clearStubRequests(stubbed.stubUrl);
+    await members.clear();
     const { data, response } = await openai()
       .chat.completions.create({
         model: MODEL,
@@ -99,13 +84,13 @@ describe('chat completions → Anthropic, with the openai SDK', () => {
       'metadata.tag',
     ];
     assert.deepEqual(removedPaths(response.headers.get('svc-removed-members')), expected);
-    const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
+    const rec = await fetchRecord(members.stack, response.headers.get('svc-id')!);
     // The record's property is the list as JSON.
     assert.deepEqual(JSON.parse(rec.request_properties['svc-removed-members']), expected);
   });
 
   test('logprobs, audio output and a temperature above 1 are refused naming them; nothing reaches Anthropic', async () => {
-    await clearStubRequests(stubbed.stubUrl);
+    await members.clear();
     const base = { model: MODEL, messages: [{ role: 'user' as const, content: 'hi' }] };
     const logprobs = await clientRefusal(() => openai().chat.completions.create({ ...base, logprobs: true, top_logprobs: 2 }));
     assert.equal(logprobs.param, 'logprobs');
@@ -120,7 +105,7 @@ describe('chat completions → Anthropic, with the openai SDK', () => {
   });
 
   test('the Responses API to Anthropic: a temperature above 1 is refused naming temperature', async () => {
-    await clearStubRequests(stubbed.stubUrl);
+    await members.clear();
     const err = await clientRefusal(() => openai().responses.create({ model: MODEL, input: 'hi', temperature: 1.5 }));
     assert.equal(err.param, 'temperature');
     assert.deepEqual(await sentToAnthropic(), []);
@@ -128,38 +113,32 @@ describe('chat completions → Anthropic, with the openai SDK', () => {
 });
 
 describe('structured output clients through chat completions to Anthropic', () => {
-  const aiSdk = () => createOpenAI({ baseURL: `${stack.gatewayUrl}/ai`, apiKey: stack.apiKey });
-
   test('the AI SDK: generateText with Output.object via openai.chat gets its object', async () => {
-    await clearStubRequests(stubbed.stubUrl);
-    const result = await generateText({ model: aiSdk().chat(MODEL), output: Output.object({ schema: place }), prompt: 'Where?', maxRetries: 0 });
-    assert.deepEqual(result.output, PLACE);
+    await members.clear();
+    assert.deepEqual(await members.aiSdkObject(MODEL, place), PLACE);
     const [sent] = await sentToAnthropic();
     assert.equal(sent!.body.output_config.format.type, 'json_schema');
     assert.deepEqual(Object.keys(sent!.body.output_config.format.schema.properties), ['city', 'population']);
   });
 
   test('the AI SDK: streamText with Output.object gets its object from the stream', async () => {
-    const result = streamText({ model: aiSdk().chat(MODEL), output: Output.object({ schema: place }), prompt: 'Where?', maxRetries: 0 });
-    assert.deepEqual(await result.output, PLACE);
+    assert.deepEqual(await members.aiSdkStreamedObject(MODEL, place), PLACE);
   });
 
   test('LangChain: ChatOpenAI withStructuredOutput (its json_schema method) gets its object', async () => {
-    await clearStubRequests(stubbed.stubUrl);
-    const model = new ChatOpenAI({ model: MODEL, apiKey: stack.apiKey, configuration: { baseURL: `${stack.gatewayUrl}/ai` }, maxRetries: 0 });
-    const out = await model.withStructuredOutput(place, { name: 'place' }).invoke('Where?');
-    assert.deepEqual(out, PLACE);
+    await members.clear();
+    assert.deepEqual(await members.langChainObject(MODEL, place, 'place'), PLACE);
     const [sent] = await sentToAnthropic();
     assert.equal(sent!.body.output_config.format.type, 'json_schema');
   });
 });
 
 describe('Messages → chat completions, with the Anthropic SDK', () => {
-  const anthropic = () => new Anthropic({ baseURL: stack.gatewayUrl, apiKey: stack.apiKey, maxRetries: 0 });
-  const stackStub = async (): Promise<Json[]> => (await stubRequests(stack.stubUrl)).filter((r) => r.url === '/v1/chat/completions');
+  const anthropic = () => new Anthropic({ baseURL: members.stack.gatewayUrl, apiKey: members.stack.apiKey, maxRetries: 0 });
+  const stackStub = async (): Promise<Json[]> => (await stubRequests(members.stack.stubUrl)).filter((r) => r.url === '/v1/chat/completions');
 
   test('five stop_sequences to an OpenAI model: a 400 in Anthropic\'s shape naming stop_sequences; four reach OpenAI as stop', async () => {
-    await clearStubRequests(stack.stubUrl);
+    await clearStubRequests(members.stack.stubUrl);
     const body = { model: 'openai/gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user' as const, content: 'hi' }] };
     let error: Json | undefined;
     try {

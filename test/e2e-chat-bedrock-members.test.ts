@@ -16,13 +16,10 @@
  *   `text.format.type`.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { createOpenAI } from '@ai-sdk/openai';
-import { ChatOpenAI } from '@langchain/openai';
-import { generateText, Output, streamText } from 'ai';
-import OpenAI from 'openai';
+import { describe, test } from 'node:test';
 import { z } from 'zod';
-import { AWS_TEST_ENV, clearStubRequests, fetchRecord, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
+import { useBedrockMembersStack } from './support/members-stack.ts';
+import { fetchRecord } from './support/stack.ts';
 import { clientRefusal, removedPaths } from './support/refusal.ts';
 
 type Json = Record<string, any>;
@@ -34,25 +31,12 @@ const ANSWER = { a: 'a-value' };
 const place = z.object({ city: z.string(), population: z.number() });
 const PLACE = { city: 'city-value', population: 42 };
 
-let stubbed: StubbedStack;
-let stack: Stack;
-
-before(async () => {
-  stubbed = await startStubbedStack('test/support/bedrock-stub.ts', (stub) => ({ providers: { bedrock: { 'base-url': stub, region: 'us-east-1' } } }), AWS_TEST_ENV);
-  stack = stubbed.stack;
-});
-after(() => stubbed?.stop());
-
-const openai = () => new OpenAI({ baseURL: `${stack.gatewayUrl}/ai`, apiKey: stack.apiKey, maxRetries: 0 });
-
-/** The Converse calls that reached the stub since they were last cleared. */
-async function sentToBedrock(): Promise<Json[]> {
-  return (await stubRequests(stubbed.stubUrl)).filter((r) => r.method === 'POST');
-}
+const bedrock = useBedrockMembersStack();
+const { openai, sent: sentToBedrock } = bedrock;
 
 describe('chat completions → Bedrock Converse, with the openai SDK', () => {
   test('the tester\'s request: json_schema → outputConfig.textFormat, flex → serviceTier, the other members recorded in the header and the log', async () => {
-    await clearStubRequests(stubbed.stubUrl);
+    await bedrock.clear();
     const { data, response } = await openai()
       .chat.completions.create({
         model: MODEL,
@@ -81,12 +65,12 @@ describe('chat completions → Bedrock Converse, with the openai SDK', () => {
     });
     const expected = ['messages[0].name', 'seed', 'frequency_penalty', 'top_logprobs', 'user', 'reasoning_effort', 'logit_bias', 'metadata.a', 'store'];
     assert.deepEqual(removedPaths(response.headers.get('svc-removed-members')), expected);
-    const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
+    const rec = await fetchRecord(bedrock.stack, response.headers.get('svc-id')!);
     assert.deepEqual(JSON.parse(rec.request_properties['svc-removed-members']), expected);
   });
 
   test('logprobs, json_object, a temperature above 1 and n > 1 are refused naming them; nothing reaches Bedrock', async () => {
-    await clearStubRequests(stubbed.stubUrl);
+    await bedrock.clear();
     const base = { model: MODEL, messages: [{ role: 'user' as const, content: 'hi' }] };
     assert.equal((await clientRefusal(() => openai().chat.completions.create({ ...base, logprobs: true, top_logprobs: 3 }))).param, 'logprobs');
     assert.equal((await clientRefusal(() => openai().chat.completions.create({ ...base, response_format: { type: 'json_object' } }))).param, 'response_format.type');
@@ -98,7 +82,7 @@ describe('chat completions → Bedrock Converse, with the openai SDK', () => {
   });
 
   test('a streamed json_schema answer arrives whole over ConverseStream', async () => {
-    await clearStubRequests(stubbed.stubUrl);
+    await bedrock.clear();
     const stream = await openai().chat.completions.create({
       model: MODEL,
       messages: [{ role: 'user', content: 'give me json' }],
@@ -121,26 +105,20 @@ describe('chat completions → Bedrock Converse, with the openai SDK', () => {
 });
 
 describe('structured output clients through chat completions to Bedrock', () => {
-  const aiSdk = () => createOpenAI({ baseURL: `${stack.gatewayUrl}/ai`, apiKey: stack.apiKey });
-
   test('the AI SDK: generateText with Output.object via openai.chat gets its object', async () => {
-    await clearStubRequests(stubbed.stubUrl);
-    const result = await generateText({ model: aiSdk().chat(MODEL), output: Output.object({ schema: place }), prompt: 'Where?', maxRetries: 0 });
-    assert.deepEqual(result.output, PLACE);
+    await bedrock.clear();
+    assert.deepEqual(await bedrock.aiSdkObject(MODEL, place), PLACE);
     const [sent] = await sentToBedrock();
     assert.deepEqual(Object.keys(JSON.parse(sent!.body.outputConfig.textFormat.structure.jsonSchema.schema).properties), ['city', 'population']);
   });
 
   test('the AI SDK: streamText with Output.object gets its object from the stream', async () => {
-    const result = streamText({ model: aiSdk().chat(MODEL), output: Output.object({ schema: place }), prompt: 'Where?', maxRetries: 0 });
-    assert.deepEqual(await result.output, PLACE);
+    assert.deepEqual(await bedrock.aiSdkStreamedObject(MODEL, place), PLACE);
   });
 
   test('LangChain: ChatOpenAI withStructuredOutput (its json_schema method) gets its object', async () => {
-    await clearStubRequests(stubbed.stubUrl);
-    const model = new ChatOpenAI({ model: MODEL, apiKey: stack.apiKey, configuration: { baseURL: `${stack.gatewayUrl}/ai` }, maxRetries: 0 });
-    const out = await model.withStructuredOutput(place, { name: 'place' }).invoke('Where?');
-    assert.deepEqual(out, PLACE);
+    await bedrock.clear();
+    assert.deepEqual(await bedrock.langChainObject(MODEL, place, 'place'), PLACE);
     const [sent] = await sentToBedrock();
     assert.equal(sent!.body.outputConfig.textFormat.structure.jsonSchema.name, 'place');
   });
@@ -148,12 +126,12 @@ describe('structured output clients through chat completions to Bedrock', () => 
 
 describe('the Responses API to Bedrock', () => {
   test('text.format json_schema reaches outputConfig.textFormat; json_object is refused naming text.format.type', async () => {
-    await clearStubRequests(stubbed.stubUrl);
+    await bedrock.clear();
     const data = await openai().responses.create({ model: MODEL, input: 'give me json', text: { format: { type: 'json_schema', name: 'x', schema: SCHEMA, strict: true } } });
     assert.deepEqual(JSON.parse(data.output_text), ANSWER);
     const [sent] = await sentToBedrock();
     assert.deepEqual(sent!.body.outputConfig, { textFormat: { type: 'json_schema', structure: { jsonSchema: { schema: JSON.stringify(SCHEMA), name: 'x' } } } });
-    await clearStubRequests(stubbed.stubUrl);
+    await bedrock.clear();
     const err = await clientRefusal(() => openai().responses.create({ model: MODEL, input: 'hi', text: { format: { type: 'json_object' } } }));
     assert.equal(err.param, 'text.format.type');
     assert.deepEqual(await sentToBedrock(), []);

@@ -11,11 +11,10 @@
  *   `estimated`), never 0 as the provider's.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { createOpenAI } from '@ai-sdk/openai';
+import { describe, test } from 'node:test';
 import { embedMany } from 'ai';
-import OpenAI from 'openai';
-import { AWS_TEST_ENV, clearStubRequests, fetchRecord, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
+import { useBedrockMembersStack } from './support/members-stack.ts';
+import { fetchRecord } from './support/stack.ts';
 import { clientRefusal } from './support/refusal.ts';
 
 type Json = Record<string, any>;
@@ -25,25 +24,13 @@ const COHERE = 'bedrock/cohere.embed-english-v3';
 /** A Cohere model id the stub answers without the token count header. */
 const COHERE_UNCOUNTED = 'bedrock/cohere.embed-english-v3-no-token-count';
 
-let stubbed: StubbedStack;
-let stack: Stack;
-
-before(async () => {
-  stubbed = await startStubbedStack('test/support/bedrock-stub.ts', (stub) => ({ providers: { bedrock: { 'base-url': stub, region: 'us-east-1' } } }), AWS_TEST_ENV);
-  stack = stubbed.stack;
-});
-after(() => stubbed?.stop());
-
-const openai = () => new OpenAI({ baseURL: `${stack.gatewayUrl}/ai`, apiKey: stack.apiKey, maxRetries: 0 });
-
+const bedrock = useBedrockMembersStack();
 /** The InvokeModel calls that reached the stub since they were last cleared. */
-async function sentToBedrock(): Promise<Json[]> {
-  return (await stubRequests(stubbed.stubUrl)).filter((r) => r.method === 'POST');
-}
+const { openai, sent: sentToBedrock } = bedrock;
 
 describe('embeddings → Bedrock: request members', () => {
   test('Titan: dimensions sent as Titan takes it; user recorded in the header and the log; usage from the body', async () => {
-    await clearStubRequests(stubbed.stubUrl);
+    await bedrock.clear();
     const { data, response } = await openai().embeddings.create({ model: TITAN, input: 'hello world', dimensions: 256, user: 'u1' }).withResponse();
     assert.deepEqual(data.data[0]!.embedding, [0.5, -0.25]);
     assert.deepEqual(data.usage, { prompt_tokens: 2, total_tokens: 2 });
@@ -51,20 +38,20 @@ describe('embeddings → Bedrock: request members', () => {
     assert.match(decodeURIComponent(sent!.url), /^\/model\/amazon\.titan-embed-text-v2:0\/invoke$/);
     assert.deepEqual(sent!.body, { inputText: 'hello world', dimensions: 256 });
     assert.equal(response.headers.get('svc-removed-members'), 'user');
-    const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
+    const rec = await fetchRecord(bedrock.stack, response.headers.get('svc-id')!);
     assert.deepEqual(JSON.parse(rec.properties['svc-removed-members']), ['user']);
     assert.equal(rec.prompt_tokens, 2);
     assert.equal(rec.properties['svc-tokens-source'], 'provider');
   });
 
   test('a size Cohere Embed v3 cannot give and an encoding_format OpenAI does not define are refused naming them; nothing reaches Bedrock', async () => {
-    await clearStubRequests(stubbed.stubUrl);
+    await bedrock.clear();
     const dims = await clientRefusal(() => openai().embeddings.create({ model: COHERE, input: ['a', 'b'], dimensions: 64 }));
     assert.equal(dims.param, 'dimensions');
     assert.match(dims.message, /1024 dimensions only, got 64/);
-    const res = await fetch(`${stack.gatewayUrl}/ai/embeddings`, {
+    const res = await fetch(`${bedrock.stack.gatewayUrl}/ai/embeddings`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${bedrock.stack.apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: TITAN, input: 'a', encoding_format: 'hex' }),
     });
     assert.equal(res.status, 400);
@@ -78,7 +65,7 @@ describe('embeddings → Bedrock: Cohere usage', () => {
     const { data, response } = await openai().embeddings.create({ model: COHERE, input: ['hello', 'world'], dimensions: 1024, encoding_format: 'base64' }).withResponse();
     assert.deepEqual(data.usage, { prompt_tokens: 4, total_tokens: 4 });
     assert.equal(data.data.length, 2);
-    const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
+    const rec = await fetchRecord(bedrock.stack, response.headers.get('svc-id')!);
     assert.equal(rec.prompt_tokens, 4);
     assert.equal(rec.properties['svc-tokens-source'], 'provider');
   });
@@ -87,13 +74,13 @@ describe('embeddings → Bedrock: Cohere usage', () => {
     const { data, response } = await openai().embeddings.create({ model: COHERE_UNCOUNTED, input: ['hello', 'world'] }).withResponse();
     assert.equal(data.data.length, 2);
     assert.equal(data.usage, undefined);
-    const rec = await fetchRecord(stack, response.headers.get('svc-id')!);
+    const rec = await fetchRecord(bedrock.stack, response.headers.get('svc-id')!);
     assert.equal(rec.properties['svc-tokens-source'], 'estimated');
     assert.ok(rec.prompt_tokens > 0, `estimated prompt tokens: ${rec.prompt_tokens}`);
   });
 
   test('the AI SDK: embedMany reads the vectors whether Bedrock counted the tokens or not', async () => {
-    const provider = createOpenAI({ baseURL: `${stack.gatewayUrl}/ai`, apiKey: stack.apiKey });
+    const provider = bedrock.aiSdk();
     const counted = await embedMany({ model: provider.embedding(COHERE), values: ['a', 'b'], maxRetries: 0 });
     assert.deepEqual(counted.embeddings, [
       [0.5, -0.25],
