@@ -70,14 +70,18 @@ export interface ProviderTransport {
   buildRequest(call: ProviderCall, endpoint: EndpointName, translator: Translator): UpstreamRequest | Promise<UpstreamRequest>;
   /**
    * Maps an upstream error status, body and response headers (e.g. Bedrock's `x-amzn-ErrorType`) to the neutral
-   * {@link ProviderError}; the client's dialect renders it. Absent: the provider's error body already is in the
-   * client's dialect and passes through untouched (the OpenAI-compatible providers).
+   * {@link ProviderError}; the client's dialect renders it. Called for the dialects not in
+   * {@link nativeErrorDialects}: an OpenAI-compatible provider's errors for a Messages client, and Gemini's for every
+   * client (its compatibility endpoint wraps OpenAI's error object in a one-element array, which OpenAI's SDKs cannot
+   * read). The body it gets has the attempt's credentials and the key shapes `redactSecrets` knows redacted already
+   * (proxy/upstream/mapped.ts, proxy/upstream/provider-secrets.ts). Absent: every error body passes through (less the
+   * attempt's credentials) as the provider wrote it.
    */
   mapError?(status: number, body: Buffer, headers?: Record<string, string | string[] | undefined>): ProviderError;
   /**
    * The client dialects whose error shape the provider's error bodies already have (Anthropic:
-   * `anthropic-messages`; the OpenAI-compatible providers: the OpenAI dialects): for a client of one
-   * of them, error bodies pass through untouched even though `mapError` exists (for the others).
+   * `anthropic-messages`; the OpenAI-compatible providers but Gemini: the OpenAI dialects): for a client of one
+   * of them, error bodies pass through (less the attempt's credentials) even though `mapError` exists (for the others).
    * Absent: every error is mapped when `mapError` exists.
    */
   readonly nativeErrorDialects?: readonly Dialect[];
