@@ -11,6 +11,7 @@ import { GatewayError } from '../proxy/errors.ts';
 import { openAIChatToAnthropicMessages, toAnthropicRequest } from '../proxy/translators/openai-chat-to-anthropic-messages.ts';
 import { openAIResponsesToAnthropicMessages } from '../proxy/translators/openai-responses-to-anthropic-messages.ts';
 import type { TranslatorCall } from '../proxy/translators/types.ts';
+import { OPENAI_ONLY_REFUSALS, type RefusedRow } from './support/openai-only-refusals.ts';
 import { refusal } from './support/refusal.ts';
 
 const REQUEST_ID = '00000000-0000-4000-8000-000000000001';
@@ -74,14 +75,8 @@ describe('chat → Messages: top-level members', () => {
     assert.deepEqual(c.removed, ['constructor', 'toString', '__proto__']);
   });
 
-  const refused: Array<[string, Record<string, unknown>, string]> = [
-    ['logprobs: true', { logprobs: true, top_logprobs: 3 }, 'logprobs'],
-    ['n > 1', { n: 2 }, 'n'],
-    ['audio output', { audio: { voice: 'alloy', format: 'wav' } }, 'audio'],
-    ['modalities with audio', { modalities: ['text', 'audio'] }, 'modalities'],
-    ['the deprecated functions', { functions: [{ name: 'f', parameters: {} }] }, 'functions'],
-    ['the deprecated function_call', { function_call: 'auto' }, 'function_call'],
-    ['web_search_options', { web_search_options: {} }, 'web_search_options'],
+  const refused: RefusedRow[] = [
+    ...OPENAI_ONLY_REFUSALS,
     ['response_format json_object (no JSON mode)', { response_format: { type: 'json_object' } }, 'response_format.type'],
     ['an unknown response_format type', { response_format: { type: 'xml' } }, 'response_format.type'],
     ['a json_schema without a schema object', { response_format: { type: 'json_schema', json_schema: { name: 'x' } } }, 'response_format.json_schema.schema'],

@@ -15,6 +15,7 @@ import { openAIChatToBedrockConverse, toConverseRequest } from '../proxy/transla
 import { CONVERSE_MEMBERS } from '../proxy/translators/openai-chat-to-bedrock-converse/request.ts';
 import { openAIResponsesToBedrockConverse } from '../proxy/translators/openai-responses-to-bedrock-converse.ts';
 import type { TranslatorCall } from '../proxy/translators/types.ts';
+import { OPENAI_ONLY_REFUSALS, type RefusedRow } from './support/openai-only-refusals.ts';
 import { refusal } from './support/refusal.ts';
 
 const REQUEST_ID = '00000000-0000-4000-8000-000000000001';
@@ -145,14 +146,8 @@ describe('chat → Converse: top-level members', () => {
     assert.deepEqual(c.removed, ['top_k', 'constructor', 'toString', '__proto__']);
   });
 
-  const refused: Array<[string, Record<string, unknown>, string]> = [
-    ['logprobs: true', { logprobs: true, top_logprobs: 3 }, 'logprobs'],
-    ['n > 1', { n: 2 }, 'n'],
-    ['audio output', { audio: { voice: 'alloy', format: 'wav' } }, 'audio'],
-    ['modalities with audio', { modalities: ['text', 'audio'] }, 'modalities'],
-    ['the deprecated functions', { functions: [{ name: 'f', parameters: {} }] }, 'functions'],
-    ['the deprecated function_call', { function_call: 'auto' }, 'function_call'],
-    ['web_search_options', { web_search_options: {} }, 'web_search_options'],
+  const refused: RefusedRow[] = [
+    ...OPENAI_ONLY_REFUSALS,
     ['moderation', { moderation: { model: 'omni-moderation-latest' } }, 'moderation'],
     ['response_format json_object (no JSON mode)', { response_format: { type: 'json_object' } }, 'response_format.type'],
     ['an unknown response_format type', { response_format: { type: 'xml' } }, 'response_format.type'],
