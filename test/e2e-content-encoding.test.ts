@@ -90,6 +90,22 @@ describe('a translated answer the provider encoded is decoded', () => {
   });
 });
 
+describe('a translated answer in a coding the gateway cannot read', () => {
+  for (const stream of [false, true]) {
+    test(`Messages → OpenAI chat, content-encoding: compress, ${stream ? 'stream' : 'JSON'}: 502 upstream_bad_response naming it, before any 200`, async () => {
+      const out = await postRaw('/v1/messages', messages('openai/compress', stream));
+      const text = out.bytes.toString('utf8');
+      assert.equal(out.status, 502, text);
+      assert.match(String(out.headers['content-type']), /application\/json/);
+      const err = JSON.parse(text);
+      assert.equal(err.type, 'error');
+      assert.match(err.error.message, /content-encoding compress, which the gateway cannot decode/);
+      const rec = await fetchRecord(s.stack, String(out.headers['svc-id']));
+      assert.equal(rec.response_status, 502);
+    });
+  }
+});
+
 describe('a passed-through answer the provider encoded', () => {
   for (const enc of ENCODINGS) {
     test(`chat completions, ${enc}, JSON: the client gets the encoded bytes with their header; the log has the body and usage`, async () => {

@@ -11,26 +11,18 @@
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
 
-/** The header's name as undici's raw headers spell it in any case: compared after a length check. */
-const NAME = 'content-encoding';
-
 /**
- * The coding of a provider's answer, read from undici's raw header list (name, value, name, value
- * … as Buffers): its value lower-cased and trimmed, or null when there is none or it is `identity`.
- * Costs one length comparison per header when the answer is not encoded.
+ * The coding of a provider's answer from its `content-encoding` value (../upstream/response.ts reads
+ * the header in its one pass over the provider's headers; repeated headers joined with ", "): lower-cased
+ * and trimmed, or null when it is empty or `identity`.
  */
-export function contentEncodingOf(raw: Buffer[]): string | null {
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length !== NAME.length || name.toString('latin1').toLowerCase() !== NAME) continue;
-    const value = raw[i + 1]!.toString('latin1').trim().toLowerCase();
-    return value === '' || value === 'identity' ? null : value;
-  }
-  return null;
+export function codingOf(value: string): string | null {
+  const coding = value.trim().toLowerCase();
+  return coding === '' || coding === 'identity' ? null : coding;
 }
 
 /**
- * A zlib stream decoding `encoding` (see {@link contentEncodingOf}), or null for a coding the
+ * A zlib stream decoding `encoding` (see {@link codingOf}), or null for a coding the
  * gateway does not read. It emits `error` on bytes that are not of that coding, or that end before
  * the coding's own end.
  */

@@ -19,7 +19,6 @@ import type { GatewayError } from '../errors.ts';
 import { responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext, UpstreamAttempt } from '../pipeline/context.ts';
 import type { ProviderTextRedactor } from '../translators/types.ts';
-import { contentEncodingOf, createDecoder } from './content-decoding.ts';
 import { answerTooLarge, answerTooSlow, answerUndecodable, clientStalled, onMidStreamError, upstreamError } from './failure.ts';
 import { redactAttemptText } from './provider-secrets.ts';
 import { onUpstreamResponse } from './response.ts';
@@ -166,10 +165,6 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
       return false;
     }
     onUpstreamResponse(this, statusCode, rawHeaders);
-    // The gateway reads a mapped answer, and the log's copy of a passed-through one: an encoded answer
-    // is decoded there. That costs a length comparison per provider header (./content-decoding.ts);
-    // a passed-through answer nobody records pays these two comparisons.
-    if (this.sink >= Sink.Mapper || (this.sink === Sink.Client && this.ctx.recorder !== null)) this.decodeIfEncoded(rawHeaders);
     return !this.paused;
   }
 
@@ -247,10 +242,15 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
    * ignored).
    */
   private stopReading(err: GatewayError): void {
-    const ctx = this.ctx;
-    if (this.sink === Sink.Discard || ctx.exchange !== this) return;
+    if (this.sink === Sink.Discard || this.ctx.exchange !== this) return;
     this.sink = Sink.Discard;
     this.chunks = null;
+    this.halt(err);
+  }
+
+  /** {@link stopReading} and {@link refuse}: the request's deadline cleared, the provider's answer aborted, `err` answered. */
+  private halt(err: GatewayError): void {
+    const ctx = this.ctx;
     if (ctx.phase === 'upstream') {
       ctx.phase = 'none';
       ctx.deadlineMs = Infinity;
@@ -262,16 +262,12 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   }
 
   /**
-   * Puts a decoder in front of the mapper or the collected body when the answer is encoded; for a
-   * passed-through answer, tells the log's recorder to decode its copy. A coding the gateway cannot
-   * read is answered 502 at once.
+   * The answer is encoded (./content-decoding.ts): `decoder` (reading `encoding`) goes in front of the
+   * mapper or the collected body ({@link toMapper} / {@link collect} chose which, just before). Bytes
+   * that do not decode are answered 502 (an error event once the stream started). ./response.ts calls
+   * it only for an answer the gateway reads; a coding it cannot read was refused before ({@link refuse}).
    */
-  private decodeIfEncoded(raw: Buffer[]): void {
-    const encoding = contentEncodingOf(raw);
-    if (encoding === null) return;
-    if (this.sink === Sink.Client) return this.ctx.recorder!.decodeAs(encoding);
-    const decoder = createDecoder(encoding);
-    if (decoder === null) return this.stopReading(answerUndecodable(this.ctx, encoding, null));
+  decodeWith(decoder: Transform, encoding: string): void {
     this.encoding = encoding;
     this.decoder = decoder;
     decoder.on('error', (err: Error) => this.stopReading(answerUndecodable(this.ctx, this.encoding, err.message)));
@@ -281,6 +277,16 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
       decoder.on('end', () => this.collected());
     }
     this.sink = Sink.Decoder;
+  }
+
+  /**
+   * The answer cannot be taken, decided from its head before anything reached the client (a
+   * content-encoding the gateway cannot read): the provider's answer is stopped and `err` answered
+   * as the client's error, in its dialect.
+   */
+  refuse(err: GatewayError): void {
+    this.sink = Sink.Discard;
+    this.halt(err);
   }
 
   /** undici: the body ended. */

@@ -9,6 +9,8 @@ import { retryAfterMs } from '../balancer/retry-after.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { connectionNominated, withoutHeaderNames } from '../pipeline/headers.ts';
 import { settleBalancer } from './balancer.ts';
+import { codingOf, createDecoder } from './content-decoding.ts';
+import { answerUndecodable } from './failure.ts';
 import { headerNameToString, parseHeaders } from '../upstream-agent.ts';
 import type { UpstreamExchange } from './exchange.ts';
 import { answerMappedBody, answerMappedError, answerMappedStream } from './mapped.ts';
@@ -25,13 +27,15 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-aliv
 /**
  * What the proxy reads of a provider's raw headers, in one pass: the client's header list (the
  * provider's headers less hop-by-hop ones, names lower-cased, flat: name, value, name, value …,
- * the gateway's credentials redacted from the values: ./provider-secrets.ts) and the three it acts on.
+ * the gateway's credentials redacted from the values: ./provider-secrets.ts) and the four it acts on.
  */
 interface ProviderHead {
   list: string[];
   contentType: string;
   contentLength: string | undefined;
   retryAfter: string | undefined;
+  /** `content-encoding` as sent (repeats joined with ", "); read by ./content-decoding.ts `codingOf`. */
+  contentEncoding: string | undefined;
 }
 
 /**
@@ -44,20 +48,27 @@ function readHead(raw: Buffer[], secret: string | null, other: string | null): P
   let contentType = '';
   let contentLength: string | undefined;
   let retryAfter: string | undefined;
+  let contentEncoding: string | undefined;
   let connection: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = headerNameToString(raw[i]!);
     const value = raw[i + 1]!.toString('latin1');
+    // The set first: the two hop-by-hop names read here are compared only when it matched, so an
+    // ordinary header costs the lookup and three comparisons.
+    if (HOP_BY_HOP.has(name)) {
+      if (name === 'content-length') contentLength = value;
+      else if (name === 'connection') connection = connection === undefined ? value : `${connection}, ${value}`;
+      continue;
+    }
     if (name === 'content-type') contentType = contentType === '' ? value : `${contentType}, ${value}`;
-    else if (name === 'content-length') contentLength = value;
+    else if (name === 'content-encoding') contentEncoding = contentEncoding === undefined ? value : `${contentEncoding}, ${value}`;
     else if (name === 'retry-after') retryAfter = value;
-    else if (name === 'connection') connection = connection === undefined ? value : `${connection}, ${value}`;
-    if (!HOP_BY_HOP.has(name)) list.push(name, secret === null ? value : redactHeaderValue(value, secret, other));
+    list.push(name, secret === null ? value : redactHeaderValue(value, secret, other));
   }
   // The Connection header may follow the headers it names, so they are taken out after the pass (rare).
   const nominated = connection === undefined ? null : connectionNominated(connection);
   if (nominated !== null) list = withoutHeaderNames(list, nominated);
-  return { list, contentType, contentLength, retryAfter };
+  return { list, contentType, contentLength, retryAfter, contentEncoding };
 }
 
 /** Handles the response start of the current attempt (see the file's comment); `raw` as undici gives it. */
@@ -86,14 +97,26 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   const ok = status >= 200 && status < 300;
   // A binding whose translator never streams reads even a stream-typed answer as one body.
   const isStream = ok && binding.streams && (head.contentType.includes('event-stream') || head.contentType.includes('eventstream'));
-  responseStarted(ctx, isStream);
+  const coding = head.contentEncoding === undefined ? null : codingOf(head.contentEncoding);
   // Errors go through the transport's mapError even when its answers pass through (Azure).
-  if (ok && binding.passthrough) return passThrough(exchange, status, head, isStream);
-  if (!ok && !binding.mapsErrors) return passThroughError(exchange, status, head, sent ?? key, sent === null ? null : key);
-  const headers = headersObject(addGatewayHeaders(ctx, head.list));
-  if (!ok) answerMappedError(exchange, status, headers, parseHeaders(raw), sent ?? key, sent === null ? null : key);
-  else if (isStream) answerMappedStream(exchange, status, headers);
-  else answerMappedBody(exchange, headers);
+  if (ok && binding.passthrough) {
+    responseStarted(ctx, isStream);
+    // The client gets the provider's bytes as encoded; the log's copy is decoded (../observers/response-recorder.ts).
+    if (coding !== null) ctx.recorder?.decodeAs(coding);
+    return passThrough(exchange, status, head, isStream);
+  }
+  // The gateway reads every other answer: one it cannot decode is refused before any head is written.
+  const decoder = coding === null ? null : createDecoder(coding);
+  if (coding !== null && decoder === null) return exchange.refuse(answerUndecodable(ctx, coding, null));
+  responseStarted(ctx, isStream);
+  if (!ok && !binding.mapsErrors) passThroughError(exchange, status, head, sent ?? key, sent === null ? null : key);
+  else {
+    const headers = headersObject(addGatewayHeaders(ctx, head.list));
+    if (!ok) answerMappedError(exchange, status, headers, parseHeaders(raw), sent ?? key, sent === null ? null : key);
+    else if (isStream) answerMappedStream(exchange, status, headers);
+    else answerMappedBody(exchange, headers);
+  }
+  if (decoder !== null) exchange.decodeWith(decoder, coding!);
 }
 
 /**

@@ -15,7 +15,9 @@
  *   - `gzip`, `br`, `deflate` → the normal answer (JSON, or the stream with `stream: true`) encoded
  *     so, with `content-encoding` (a stream is written in pieces as encoded, flushed per event);
  *     `gzip-error` → OpenAI's 429 body gzip-encoded; `gzip-bad` → `content-encoding: gzip` on bytes
- *     that are not gzip.
+ *     that are not gzip; `compress` → the normal answer (JSON or stream) under `content-encoding:
+ *     compress`, a coding the gateway does not read; `gzip-hang` → the stream gzip-encoded, its
+ *     first two events, then silence (the connection left open);
  *   - anything else → the recorded answer.
  * `GET /__responses` lists every answer: `{model, path, written (bytes the stub wrote), closedAt
  * (epoch ms or null), finished (the stub ended it itself)}`; `DELETE /__responses` forgets them.
@@ -188,6 +190,18 @@ const server = http.createServer((req, res) => {
         const bytes = zlib.gzipSync(ERROR_429);
         res.writeHead(429, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': bytes.length });
         return void res.end(bytes);
+      }
+      case 'compress': {
+        res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'content-encoding': 'compress' });
+        return void res.end(stream ? STREAMS[kind] : JSON_ANSWERS[kind]);
+      }
+      case 'gzip-hang': {
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'content-encoding': 'gzip' });
+        const encoder = zlib.createGzip();
+        encoder.pipe(res);
+        for (const e of eventsOf(STREAMS[kind]).slice(0, 2)) encoder.write(e);
+        encoder.flush();
+        return;
       }
       case 'gzip-bad': {
         const bytes = Buffer.from('this is not gzip at all');
