@@ -6,25 +6,19 @@
  * the gateway with the official `openai` client. Without chromium the suite fails, it does not skip.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { formatCost } from '../admin/console/format.ts';
 import { screenshot } from './support/browser.ts';
 import { goneFrom, requestRow, setField, shown, signIn, testId, until } from './support/console-page.ts';
-import { startConsoleStack, stopConsoleStack, type ConsoleStack } from './support/console-stack.ts';
+import { useConsoleStack } from './support/console-stack.ts';
 import { fetchRecord, uniq, type Stack } from './support/stack.ts';
 
-let consoleStack: ConsoleStack | undefined;
 let stack: Stack;
 let page: Page;
+useConsoleStack((started) => ({ stack, page } = started));
 const tag = uniq();
-
-before(async () => {
-  consoleStack = await startConsoleStack();
-  ({ stack, page } = consoleStack);
-});
-after(() => stopConsoleStack(consoleStack));
 
 /** A chat request through the gateway; returns its id and the `Svc-Cache` header (null without the cache). */
 async function chat(content: string, cached: boolean): Promise<{ id: string; cache: string | null }> {

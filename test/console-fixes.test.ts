@@ -8,24 +8,22 @@
  * Run: node --import tsx --test test/console-fixes.test.ts
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { formatCost } from '../admin/console/format.ts';
 import { screenshot } from './support/browser.ts';
 import { goneFrom, requestRow, setField, shown, signIn, testId, until } from './support/console-page.ts';
-import { startConsoleStack, stopConsoleStack, type ConsoleStack } from './support/console-stack.ts';
+import { useConsoleStack, type ConsoleStack } from './support/console-stack.ts';
 import { clearStubRequests, fetchRecord, stubRequests, uniq, waitFor, type Stack } from './support/stack.ts';
 
-let consoleStack: ConsoleStack | undefined;
+let consoleStack: ConsoleStack;
 let stack: Stack;
 let page: Page;
-const tag = uniq();
-
-before(async () => {
-  consoleStack = await startConsoleStack();
-  ({ stack, page } = consoleStack);
+useConsoleStack((started) => {
+  consoleStack = started;
+  ({ stack, page } = started);
 });
-after(() => stopConsoleStack(consoleStack));
+const tag = uniq();
 
 /**
  * A request through the gateway (`path` under /ai) with `body` and extra headers; waits until admin
@@ -98,8 +96,8 @@ describe('the console: fixes of a new user tester\'s findings', { concurrency: f
     assert.equal(await testId(page, 'load-failed').count(), 0, 'no failure shown');
     await page.unroute('**/chunk-*.js');
     // What this test provoked is not what the last test looks for.
-    consoleStack!.browser.pageErrors.length = 0;
-    consoleStack!.browser.failedResponses.length = 0;
+    consoleStack.browser.pageErrors.length = 0;
+    consoleStack.browser.failedResponses.length = 0;
   });
 
   test('a message with <…> text shows it as sent; its markdown still renders and nothing of it runs', async () => {
@@ -244,7 +242,7 @@ describe('the console: fixes of a new user tester\'s findings', { concurrency: f
   });
 
   test('no script failed on the way', () => {
-    assert.deepEqual(consoleStack!.browser.pageErrors, []);
+    assert.deepEqual(consoleStack.browser.pageErrors, []);
   });
 });
 

@@ -7,24 +7,22 @@
  * Without chromium installed the suite fails (test/support/browser.ts), it does not skip.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { screenshot } from './support/browser.ts';
 import { goneFrom, requestRow, setField, shown, signIn, testId, until } from './support/console-page.ts';
-import { startConsoleStack, stopConsoleStack, type ConsoleStack } from './support/console-stack.ts';
+import { useConsoleStack, type ConsoleStack } from './support/console-stack.ts';
 import { uniq, waitFor, type Stack } from './support/stack.ts';
 
-let consoleStack: ConsoleStack | undefined;
+let consoleStack: ConsoleStack;
 let stack: Stack;
 let page: Page;
-const tag = uniq();
-
-before(async () => {
-  consoleStack = await startConsoleStack();
-  ({ stack, page } = consoleStack);
+useConsoleStack((started) => {
+  consoleStack = started;
+  ({ stack, page } = started);
 });
-after(() => stopConsoleStack(consoleStack));
+const tag = uniq();
 
 /** Chat through the gateway with the official client; returns the request id (Svc-Id). */
 async function chat(model: string, content: string, apiKey = stack.apiKey): Promise<string> {
@@ -224,9 +222,9 @@ describe('the console in a browser', { concurrency: false }, () => {
   test('signing out returns to the sign-in form, and no script failed on the way', async () => {
     await testId(page, 'signout').click();
     await shown(page, testId(page, 'signin-key'), 'the sign-in form after signing out');
-    assert.deepEqual(consoleStack!.browser.pageErrors, [], 'no uncaught errors in the page');
+    assert.deepEqual(consoleStack.browser.pageErrors, [], 'no uncaught errors in the page');
     // The wrong key's 401 at sign-in is expected (and Chromium's own ask for a favicon); any other failed call is not.
-    const failed = [...new Set(consoleStack!.browser.failedResponses)].filter((r) => r !== '401 GET /v1/api-keys' && !r.endsWith(' /favicon.ico'));
+    const failed = [...new Set(consoleStack.browser.failedResponses)].filter((r) => r !== '401 GET /v1/api-keys' && !r.endsWith(' /favicon.ico'));
     assert.deepEqual(failed, [], 'no failed calls from the page');
   });
 });

@@ -3,6 +3,7 @@
  * dist/console/), the real stack (./stack.ts: stub upstream, admin on PostgreSQL, proxy) and a
  * headless Chromium page (./browser.ts; without chromium this fails, it does not skip).
  */
+import { after, before } from 'node:test';
 import type { Page } from 'playwright-core';
 import { buildConsole } from '../../scripts/build.ts';
 import { launchBrowser, type HeadlessBrowser } from './browser.ts';
@@ -38,4 +39,17 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
 export async function stopConsoleStack(c: Partial<ConsoleStack> | undefined): Promise<void> {
   await c?.browser?.close();
   await c?.stack?.stop();
+}
+
+/**
+ * Registers the calling test file's `before` and `after`: the console stack started ({@link startConsoleStack}) and
+ * handed to `onStarted` (for the file to keep its `stack`, `page` or `browser`), then stopped ({@link stopConsoleStack}).
+ */
+export function useConsoleStack(onStarted: (started: ConsoleStack) => void): void {
+  let started: ConsoleStack | undefined;
+  before(async () => {
+    started = await startConsoleStack();
+    onStarted(started);
+  });
+  after(() => stopConsoleStack(started));
 }
