@@ -20,10 +20,8 @@
  * stop cuts what is still in flight at `server.shutdown-timeout`; both are answered and logged from
  * here. ARCHITECTURE.md draws the whole path.
  */
-import http, { type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import http from 'node:http';
 import type { Features } from '../shared/config.ts';
-import { GatewayError } from './errors.ts';
 import { cacheWriterObserver } from './observers/cache-writer.ts';
 import { accessLogObserver } from './observers/access-log.ts';
 import { defineObservers } from './observers/dispatch.ts';
@@ -31,12 +29,13 @@ import { logRecordObserver } from './observers/log-record.ts';
 import { metricsObserver } from './observers/metrics.ts';
 import { responseStoreObserver } from './observers/response-store.ts';
 import type { Observers } from './observers/types.ts';
-import { CTX, type RequestContext } from './pipeline/context.ts';
+import type { RequestContext } from './pipeline/context.ts';
 import { finish } from './pipeline/finish.ts';
 import { definePipeline, type Pipeline } from './pipeline/pipeline.ts';
 import { createRuntime, type GatewayDeps, type GatewayRuntime } from './pipeline/runtime.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { answerClientError } from './server/client-error.ts';
+import { answerRequestTimeout } from './server/request-timeout.ts';
 import { handleRequest } from './server/request.ts';
 import { authenticate } from './stages/authenticate.ts';
 import { cacheLookup } from './stages/cache-lookup.ts';
@@ -44,7 +43,7 @@ import { chooseProvider } from './stages/choose-provider.ts';
 import { countTokensLocally } from './stages/count-tokens.ts';
 import { forward } from './stages/forward.ts';
 import { rateLimit } from './stages/rate-limit.ts';
-import { readBody, stopBody } from './stages/read-body.ts';
+import { readBody } from './stages/read-body.ts';
 import { resolvePrompt } from './stages/resolve-prompt.ts';
 import { previousResponseProvider, responsesHistory } from './stages/responses-history.ts';
 import { route } from './stages/route.ts';
@@ -153,32 +152,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await drain(gw, server);
     },
   };
-}
-
-/**
- * Node reports `server.request-timeout` passed (`ERR_HTTP_REQUEST_TIMEOUT`, also its code for slow
- * headers) on a request the gateway has a context for. One whose body the read-body stage is
- * reading is answered as a stalled body is (408 `request_timeout` in the endpoint kind's error
- * shape, the connection closed). One not yet at its body (a stage still waiting) is marked so that
- * it is counted as the gateway's 408, not as a client that left, and left to `answerClientError`'s
- * 408, as are slow headers (no context yet) and an answer already started (its connection broken).
- * @returns true when answered here.
- */
-function answerRequestTimeout(err: Error, socket: Duplex): boolean {
-  if ((err as { code?: string }).code !== 'ERR_HTTP_REQUEST_TIMEOUT') return false;
-  const res = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
-  const ctx = res ? (res as { [CTX]?: RequestContext })[CTX] : undefined;
-  if (!res || !ctx || ctx.finished || res.headersSent) return false;
-  const e = new GatewayError(408, `the request did not arrive within server.request-timeout (${ctx.gw.config.server.requestTimeoutMs} ms)`, 'invalid_request_error', 'request_timeout');
-  if (ctx.phase === 'body') {
-    stopBody(ctx, e);
-    return true;
-  }
-  ctx.status = e.status;
-  ctx.error = e.message;
-  ctx.errorCode = e.code ?? null;
-  ctx.cutOff = true;
-  return false;
 }
 
 /** How long a graceful stop waits, after cutting what was left, for the cut connections to close (ms). */

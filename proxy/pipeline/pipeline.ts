@@ -71,9 +71,10 @@ export function run(ctx: RequestContext, from: number): void {
 
 /**
  * Continues a suspended run at the stage after the one that suspended (`ctx.next`); nothing
- * happens when the response is already over (the client left while the stage waited).
+ * happens when the response is already over (the client left while the stage waited) or already
+ * answered (server.request-timeout passed while the stage waited: server/request-timeout.ts).
  */
 export function resume(ctx: RequestContext): void {
-  if (ctx.finished) return;
+  if (ctx.finished || ctx.res.headersSent) return;
   run(ctx, ctx.next);
 }

@@ -12,6 +12,7 @@
  *     `reset-mid-body` → (not streamed) a 200 with the JSON body's length, half the body, then the
  *     socket is destroyed;
  *   - `slow-stream` → the stream with 50 ms between events;
+ *   - `delay-<ms>` → (chat completions and Messages) the plain JSON answer after `<ms>` ms;
  *   - `chunks-20` → a synthetic 20-chunk stream (for benchmarks);
  *   - `endless-stream` → a stream that sends a chunk every 20 ms until the client goes away; the
  *     time its response closed is kept under the first message's content (a tag chosen by the test).
@@ -303,6 +304,12 @@ const server = http.createServer((req, res) => {
     const stream = body.stream === true;
 
     const path = url.split('?')[0]!;
+    const delayed = /^delay-(\d+)$/.exec(model);
+    if (delayed) {
+      const messages = path.endsWith('/messages');
+      setTimeout(() => json(res, 200, messages ? F.anthropic : F.chat, messages ? ANTHROPIC_HEADERS : {}), Number(delayed[1]));
+      return;
+    }
     if (path.endsWith('/embeddings')) return json(res, 200, F.embeddings);
     if (path.includes('/responses') && responsesApi(req, res, path, body, model)) return;
     if (/^\/model\/[^/]+\/converse-stream$/.test(url)) {
