@@ -27,7 +27,7 @@
  * Architecture Blog, "Exponential Backoff And Jitter" (2015).
  */
 import type { LoadBalanceConfig, ProviderConfig, RetryPolicy, RouterConfig } from '../shared/config.ts';
-import { getModelInfo } from '../shared/models.ts';
+import { getModelInfo, listModels } from '../shared/models.ts';
 import type { ProviderName } from '../shared/providers.ts';
 import { LatencyBalancer } from './balancer/latency.ts';
 import { WeightedBalancer } from './balancer/weighted.ts';
@@ -150,15 +150,32 @@ export class RouterRuntime {
     for (const p of all) this.health.set(p, { outcomes: [], ejectedUntilMs: 0, probing: false });
   }
 
-  /** model-mappings: each mapped model's members among `usable` that offer it or have a mapping for it. */
+  /**
+   * model-mappings: each mapped model's members among `usable`, less those known to lack it and
+   * without a mapping for it. Only a known lack excludes: a member may serve a model the table does
+   * not list (Ollama serves what was pulled; a model newer than the table).
+   */
   private mappedMembers(lb: LoadBalanceConfig, usable: readonly ProviderName[]): ReadonlyMap<string, readonly ProviderName[]> {
     const mapped = new Map<string, readonly ProviderName[]>();
     if (lb.strategy !== 'model-mappings') return mapped;
+    const tabled = new Set(listModels().map((m) => m.provider));
     for (const [model, candidates] of Object.entries(lb.modelMappings)) {
-      const able = usable.filter((p) => this.offers(p, model) || candidates.some((c) => c.startsWith(`${p}/`)));
+      const inTable = [...tabled].some((p) => getModelInfo(p, model) !== null);
+      const able = usable.filter((p) => !this.lacks(p, model, tabled, inTable) || candidates.some((c) => c.startsWith(`${p}/`)));
       if (able.length > 0) mapped.set(model, able);
     }
     return mapped;
+  }
+
+  /**
+   * Whether `provider` is known not to offer `model`: its configured `models` list leaves it out, or
+   * (no list) the table lists models for the provider (`tabled`) and knows the model (`inTable`: at
+   * some provider) but not at this one. A provider or model the table does not know is not known to lack it.
+   */
+  private lacks(provider: ProviderName, model: string, tabled: ReadonlySet<ProviderName>, inTable: boolean): boolean {
+    const listed = this.providers[provider]?.models ?? [];
+    if (listed.length > 0) return !listed.includes(model);
+    return inTable && tabled.has(provider) && getModelInfo(provider, model) === null;
   }
 
   /** The load-balance settings of a load-balance key. */

@@ -150,6 +150,42 @@ test('model-mappings: a mapped model never goes to a member that neither offers 
   assert.deepEqual(picks(rt, 'chat', 'unmapped-model'), ['anthropic', 'bedrock', 'openai'], 'a model without mappings is balanced over every member');
 });
 
+test('model-mappings: a member the model table does not know to lack the model stays eligible for it', () => {
+  // Ollama serves whatever is pulled (qwen3 is not in the table); a model newer than the table is
+  // not known to be missing at a provider the table lists either.
+  const { rt } = runtime({
+    'load-balance': {
+      chat: {
+        strategy: 'model-mappings',
+        providers: ['openai', 'ollama', 'anthropic'],
+        'model-mappings': { qwen3: ['openai/gpt-4o-mini'], 'gpt-9-newer-than-the-table': ['anthropic/claude-sonnet-4-5'] },
+      },
+    },
+  });
+  const sent = (model: string) => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 300; i++) {
+      const c = rt.choose('chat', model)!;
+      seen.add(`${c.provider}/${c.model}`);
+    }
+    return [...seen].sort();
+  };
+  assert.deepEqual(sent('qwen3'), ['anthropic/qwen3', 'ollama/qwen3', 'openai/gpt-4o-mini'], 'no member is known to lack qwen3');
+  assert.deepEqual(sent('gpt-9-newer-than-the-table'), ['anthropic/claude-sonnet-4-5', 'ollama/gpt-9-newer-than-the-table', 'openai/gpt-9-newer-than-the-table']);
+});
+
+test('model-mappings: a member whose configured models list lacks the mapped model is left out', () => {
+  const config = buildConfig(
+    {
+      providers: { ollama: { models: ['llama3.2'] } },
+      routers: { r: { 'load-balance': { chat: { strategy: 'model-mappings', providers: ['openai', 'ollama'], 'model-mappings': { qwen3: ['openai/gpt-4o-mini'] } } } } },
+    },
+    {},
+  );
+  const rt = new RouterRuntime(config.routers.r!, config.providers, () => 1000);
+  assert.deepEqual(rt.targets('chat', 'qwen3'), [{ provider: 'openai', model: 'gpt-4o-mini' }]);
+});
+
 test('retry delays: exponential with full jitter, bounded; constant; none past max-retries', () => {
   const policy = { strategy: 'exponential' as const, maxRetries: 3, minDelayMs: 100, maxDelayMs: 250, factor: 2 };
   assert.equal(retryDelay(policy, 1, () => 0.999999), 99.9999);
