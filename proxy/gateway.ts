@@ -16,9 +16,9 @@
  * undici's dispatch over keep-alive pools and the answer streams back as it arrives
  * (./upstream/); the observers see the response and, once it is over, count and log it
  * (./observers/). Timeouts (a stalled body, a silent provider) are deadlines swept by one timer;
- * the whole request's arrival is bounded by node:http (`server.request-timeout`), and a graceful
- * stop cuts what is still in flight at `server.shutdown-timeout`; both are answered and logged from
- * here. ARCHITECTURE.md draws the whole path.
+ * the whole request's arrival is bounded by node:http (`server.request-timeout`, answered in
+ * ./server/request-timeout.ts), and a graceful stop cuts what is still in flight at
+ * `server.shutdown-timeout` (./server/shutdown.ts). ARCHITECTURE.md draws the whole path.
  */
 import http from 'node:http';
 import type { Features } from '../shared/config.ts';
@@ -29,14 +29,13 @@ import { logRecordObserver } from './observers/log-record.ts';
 import { metricsObserver } from './observers/metrics.ts';
 import { responseStoreObserver } from './observers/response-store.ts';
 import type { Observers } from './observers/types.ts';
-import type { RequestContext } from './pipeline/context.ts';
-import { finish } from './pipeline/finish.ts';
 import { definePipeline, type Pipeline } from './pipeline/pipeline.ts';
-import { createRuntime, type GatewayDeps, type GatewayRuntime } from './pipeline/runtime.ts';
+import { createRuntime, type GatewayDeps } from './pipeline/runtime.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { answerClientError } from './server/client-error.ts';
 import { answerRequestTimeout } from './server/request-timeout.ts';
 import { handleRequest } from './server/request.ts';
+import { drain } from './server/shutdown.ts';
 import { authenticate } from './stages/authenticate.ts';
 import { cacheLookup } from './stages/cache-lookup.ts';
 import { chooseProvider } from './stages/choose-provider.ts';
@@ -152,60 +151,4 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await drain(gw, server);
     },
   };
-}
-
-/** How long a graceful stop waits, after cutting what was left, for the cut connections to close (ms). */
-const CUT_CLOSE_GRACE_MS = 1_000;
-
-/**
- * A graceful stop: stop accepting, wait for in-flight requests up to `server.shutdown-timeout`,
- * then cut what is left ({@link cutByShutdown}: each is finished, so logged, before its connection
- * is closed), then the deadline sweep, the upstream pools, the rate limiter and the response store.
- * Resolves once every request's record is queued, so the caller's flush of the log queue carries them.
- */
-async function drain(gw: GatewayRuntime, server: http.Server): Promise<void> {
-  server.close();
-  server.closeIdleConnections();
-  if (!(await allClosed(gw, gw.config.server.shutdownTimeoutMs))) {
-    // The close events of the sockets destroyed below come a turn of the event loop later (or, for
-    // a response queued behind another on its socket, never): the records are built here first.
-    for (const ctx of gw.deadlines.snapshot()) cutByShutdown(ctx);
-    server.closeAllConnections();
-    if (!(await allClosed(gw, CUT_CLOSE_GRACE_MS))) gw.logger.warn({ inFlight: gw.inFlight }, 'requests cut by the shutdown whose connection did not close');
-  }
-  gw.deadlines.close();
-  await gw.upstreamAgent.destroy();
-  await gw.rateLimiter?.close();
-  await gw.responseStore.close();
-  await gw.cache.close();
-}
-
-/** Resolves true once no request is in flight, false when `timeoutMs` passes first. */
-function allClosed(gw: GatewayRuntime, timeoutMs: number): Promise<boolean> {
-  if (gw.inFlight === 0) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs).unref();
-    gw.idle.push(() => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
-/**
- * A request still in flight when the shutdown timeout passed: the gateway cuts it, as it cuts a
- * passed-on body the provider broke off (upstream/failure.ts): not a client that left, but the
- * gateway's 502 `gateway_shutdown` (an error status already answered is kept, and so is an error
- * already recorded). It is finished now, so its record (with the bytes streamed so far) and its
- * access-log line are made before its connection closes and before the log queue is flushed.
- */
-function cutByShutdown(ctx: RequestContext): void {
-  if (ctx.finished) return;
-  ctx.cutOff = true;
-  if (ctx.status < 400) ctx.status = 502;
-  if (ctx.error === null) {
-    ctx.error = `the gateway shut down before the response was complete (server.shutdown-timeout: ${ctx.gw.config.server.shutdownTimeoutMs} ms)`;
-    ctx.errorCode = 'gateway_shutdown';
-  }
-  finish(ctx);
 }
