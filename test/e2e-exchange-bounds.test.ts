@@ -112,8 +112,8 @@ describe('the time of a collected answer', () => {
   test('Messages → OpenAI chat: a 200 that goes silent after its first bytes → 504 for its silence, after upstream-timeout', async () => {
     const out = await post('/v1/messages', messages('openai/trickle-json:60000'));
     assert.equal(out.status, 504, out.text.slice(0, 300));
+    // The message proves the silence bound fired (not the 2× body bound): no upper timing bound, which flakes under load.
     assert.match(JSON.parse(out.text).error.message, /went silent for 1000 ms mid-response/);
-    assert.ok(out.ms < 2 * UPSTREAM_TIMEOUT_MS, `answered after ${out.ms} ms`);
   });
 
   test('chat → Anthropic: a trickling 200 → 504 upstream_timeout in OpenAI’s shape', async () => {
