@@ -11,18 +11,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { formatCost } from '../admin/console/format.ts';
-import { screenshot } from './support/browser.ts';
+import { screenshot, type HeadlessBrowser } from './support/browser.ts';
 import { goneFrom, requestRow, setField, shown, signIn, testId, until } from './support/console-page.ts';
-import { useConsoleStack, type ConsoleStack } from './support/console-stack.ts';
+import { useConsoleStack } from './support/console-stack.ts';
 import { clearStubRequests, fetchRecord, stubRequests, uniq, waitFor, type Stack } from './support/stack.ts';
 
-let consoleStack: ConsoleStack;
 let stack: Stack;
 let page: Page;
-useConsoleStack((started) => {
-  consoleStack = started;
-  ({ stack, page } = started);
-});
+let browser: HeadlessBrowser;
+useConsoleStack((started) => ({ stack, page, browser } = started));
 const tag = uniq();
 
 /**
@@ -96,8 +93,8 @@ describe('the console: fixes of a new user tester\'s findings', { concurrency: f
     assert.equal(await testId(page, 'load-failed').count(), 0, 'no failure shown');
     await page.unroute('**/chunk-*.js');
     // What this test provoked is not what the last test looks for.
-    consoleStack.browser.pageErrors.length = 0;
-    consoleStack.browser.failedResponses.length = 0;
+    browser.pageErrors.length = 0;
+    browser.failedResponses.length = 0;
   });
 
   test('a message with <…> text shows it as sent; its markdown still renders and nothing of it runs', async () => {
@@ -242,7 +239,7 @@ describe('the console: fixes of a new user tester\'s findings', { concurrency: f
   });
 
   test('no script failed on the way', () => {
-    assert.deepEqual(consoleStack.browser.pageErrors, []);
+    assert.deepEqual(browser.pageErrors, []);
   });
 });
 

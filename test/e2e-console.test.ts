@@ -10,18 +10,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
-import { screenshot } from './support/browser.ts';
+import { screenshot, type HeadlessBrowser } from './support/browser.ts';
 import { goneFrom, requestRow, setField, shown, signIn, testId, until } from './support/console-page.ts';
-import { useConsoleStack, type ConsoleStack } from './support/console-stack.ts';
+import { useConsoleStack } from './support/console-stack.ts';
 import { uniq, waitFor, type Stack } from './support/stack.ts';
 
-let consoleStack: ConsoleStack;
 let stack: Stack;
 let page: Page;
-useConsoleStack((started) => {
-  consoleStack = started;
-  ({ stack, page } = started);
-});
+let browser: HeadlessBrowser;
+useConsoleStack((started) => ({ stack, page, browser } = started));
 const tag = uniq();
 
 /** Chat through the gateway with the official client; returns the request id (Svc-Id). */
@@ -222,9 +219,9 @@ describe('the console in a browser', { concurrency: false }, () => {
   test('signing out returns to the sign-in form, and no script failed on the way', async () => {
     await testId(page, 'signout').click();
     await shown(page, testId(page, 'signin-key'), 'the sign-in form after signing out');
-    assert.deepEqual(consoleStack.browser.pageErrors, [], 'no uncaught errors in the page');
+    assert.deepEqual(browser.pageErrors, [], 'no uncaught errors in the page');
     // The wrong key's 401 at sign-in is expected (and Chromium's own ask for a favicon); any other failed call is not.
-    const failed = [...new Set(consoleStack.browser.failedResponses)].filter((r) => r !== '401 GET /v1/api-keys' && !r.endsWith(' /favicon.ico'));
+    const failed = [...new Set(browser.failedResponses)].filter((r) => r !== '401 GET /v1/api-keys' && !r.endsWith(' /favicon.ico'));
     assert.deepEqual(failed, [], 'no failed calls from the page');
   });
 });
