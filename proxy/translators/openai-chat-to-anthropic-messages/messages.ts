@@ -20,6 +20,7 @@ import type { ChatCompletionRequest, ChatMessage } from '../../../shared/chat.ts
 import { badRequest } from '../../errors.ts';
 import { parseDataUrl } from '../shared/data-url.ts';
 import { toolCallsOf } from '../shared/openai-chat-request.ts';
+import { pdfDataOf } from '../shared/pdf-file-part.ts';
 import { recordUnmapped } from '../shared/request-members.ts';
 import { appendTurn } from '../shared/turns.ts';
 import { isRecord } from '../shared/values.ts';
@@ -32,7 +33,6 @@ const TEXT_MEMBERS = new Set(['type', 'text', 'cache_control']);
 const IMAGE_MEMBERS = new Set(['type', 'image_url', 'cache_control']);
 const IMAGE_URL_MEMBERS = new Set(['url', 'detail']);
 const FILE_PART_MEMBERS = new Set(['type', 'file', 'cache_control']);
-const FILE_MEMBERS = new Set(['file_data', 'filename']);
 
 /** Where a content list sits: a system message keeps only text, an assistant message may hold refusal parts. */
 type Place = 'system' | 'user' | 'assistant';
@@ -61,13 +61,7 @@ function imagePart(part: Record<string, unknown>, p: string, removed: string[]):
 }
 
 function filePart(part: Record<string, unknown>, p: string, removed: string[]): AnthropicBlock {
-  const file = isRecord(part.file) ? part.file : {};
-  const data = typeof file.file_data === 'string' ? parseDataUrl(file.file_data) : null;
-  if (!data || data.mediaType !== 'application/pdf') {
-    throw badRequest(`${p}: anthropic accepts files only as PDF data URLs in file.file_data`, `${p}.file.file_data`);
-  }
-  recordUnmapped(file, FILE_MEMBERS, `${p}.file`, removed);
-  recordUnmapped(part, FILE_PART_MEMBERS, p, removed);
+  const { data, file } = pdfDataOf(part, p, 'anthropic', FILE_PART_MEMBERS, removed);
   const block: AnthropicBlock = { type: 'document', source: { type: 'base64', media_type: data.mediaType, data: data.base64 } };
   if (typeof file.filename === 'string' && file.filename !== '') block.title = file.filename;
   return block;

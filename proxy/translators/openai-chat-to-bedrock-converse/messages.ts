@@ -22,6 +22,7 @@ import type { ChatCompletionRequest, ChatMessage } from '../../../shared/chat.ts
 import { badRequest } from '../../errors.ts';
 import { parseDataUrl } from '../shared/data-url.ts';
 import { toolCallsOf } from '../shared/openai-chat-request.ts';
+import { pdfDataOf } from '../shared/pdf-file-part.ts';
 import { recordUnmapped } from '../shared/request-members.ts';
 import { appendTurn } from '../shared/turns.ts';
 import { isRecord } from '../shared/values.ts';
@@ -34,7 +35,6 @@ const TEXT_MEMBERS = new Set(['type', 'text', 'cache_control', 'prompt_cache_bre
 const IMAGE_MEMBERS = new Set(['type', 'image_url', 'cache_control', 'prompt_cache_breakpoint']);
 const IMAGE_URL_MEMBERS = new Set(['url', 'detail']);
 const FILE_PART_MEMBERS = new Set(['type', 'file', 'cache_control', 'prompt_cache_breakpoint']);
-const FILE_MEMBERS = new Set(['file_data', 'filename']);
 
 const IMAGE_FORMATS: Readonly<Record<string, string>> = {
   'image/png': 'png',
@@ -68,13 +68,7 @@ function imagePart(part: Record<string, unknown>, p: string, removed: string[]):
 }
 
 function filePart(part: Record<string, unknown>, p: string, index: number, removed: string[]): ConverseBlock {
-  const file = isRecord(part.file) ? part.file : {};
-  const data = typeof file.file_data === 'string' ? parseDataUrl(file.file_data) : null;
-  if (!data || data.mediaType !== 'application/pdf') {
-    throw badRequest(`${p}: bedrock accepts files only as PDF data URLs in file.file_data`, `${p}.file.file_data`);
-  }
-  recordUnmapped(file, FILE_MEMBERS, `${p}.file`, removed);
-  recordUnmapped(part, FILE_PART_MEMBERS, p, removed);
+  const { data, file } = pdfDataOf(part, p, 'bedrock', FILE_PART_MEMBERS, removed);
   return { document: { format: 'pdf', name: documentName(file.filename, `document ${index + 1}`), source: { bytes: data.base64 } } };
 }
 
