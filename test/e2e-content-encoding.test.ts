@@ -106,6 +106,36 @@ describe('a translated answer in a coding the gateway cannot read', () => {
   }
 });
 
+describe('a translated gzip stream cut short', () => {
+  test('Messages → OpenAI chat, gzip stream, the client leaves mid-stream: the provider is let go and the gateway answers the next request', async () => {
+    const url = new URL('/v1/messages', s.stack.gatewayUrl);
+    await new Promise<void>((resolve, reject) => {
+      const req = http.request(url, { method: 'POST', agent: false, headers: { authorization: `Bearer ${s.stack.apiKey}`, 'content-type': 'application/json' } }, (res) => {
+        assert.equal(res.statusCode, 200);
+        // The first translated bytes arrived (the decoder and mapper are working): leave.
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', (err) => ((err as { code?: string }).code === 'ECONNRESET' ? undefined : reject(err)));
+      req.end(JSON.stringify(messages('openai/gzip-hang', true)));
+    });
+    // The gateway stopped the provider's answer (the stub saw its connection close).
+    const deadline = Date.now() + 5000;
+    let closed = false;
+    while (!closed && Date.now() < deadline) {
+      const answers = (await (await fetch(`${s.stubUrl}/__responses`)).json()) as { model: string; closedAt: number | null }[];
+      closed = answers.some((a) => a.model === 'gzip-hang' && a.closedAt !== null);
+      if (!closed) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(closed, 'the provider connection was not closed');
+    const next = await postRaw('/v1/messages', messages('openai/gzip', true));
+    assert.equal(next.status, 200);
+    assert.match(next.bytes.toString('utf8'), /event: message_stop/);
+  });
+});
+
 describe('a passed-through answer the provider encoded', () => {
   for (const enc of ENCODINGS) {
     test(`chat completions, ${enc}, JSON: the client gets the encoded bytes with their header; the log has the body and usage`, async () => {

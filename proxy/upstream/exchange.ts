@@ -194,6 +194,9 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
       case Sink.Decoder: {
         if (ctx.deadlineMs > this.collectDeadlineMs) ctx.deadlineMs = this.collectDeadlineMs;
         const decoder = this.decoder!;
+        // The mapper failed (it ended the client's answer): nothing reads the decoder's output any more.
+        if (this.mapper !== null && this.mapper.destroyed) this.release();
+        if (decoder.destroyed) break;
         if (!decoder.write(chunk)) this.pauseUntilDrain(decoder);
         break;
       }
@@ -255,10 +258,20 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
       ctx.phase = 'none';
       ctx.deadlineMs = Infinity;
     }
-    this.decoder?.destroy();
-    this.mapper?.destroy();
+    this.release();
     this.abortRequest?.(new Error(err.message));
     onMidStreamError(ctx, true, err);
+  }
+
+  /**
+   * The exchange ended abnormally ({@link halt}, {@link onError}: the client left, the provider's
+   * connection broke or went silent): the decoder and the mapper are destroyed at once, so the zlib
+   * handle and what either buffered go now rather than at garbage collection, and a mapper waiting
+   * for the rest of the stream is not left open. Two null checks when there are neither.
+   */
+  private release(): void {
+    if (this.decoder !== null) this.decoder.destroy();
+    if (this.mapper !== null) this.mapper.destroy();
   }
 
   /**
@@ -308,7 +321,7 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
         return;
       case Sink.Decoder:
         // The decoder ends the mapper (pipe) or hands the collected body over once it has flushed.
-        this.decoder!.end();
+        if (!this.decoder!.destroyed) this.decoder!.end();
         return;
       default:
     }
@@ -317,6 +330,7 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   /** undici: the request failed (before the response, or during its body). */
   onError(err: Error): void {
     const ctx = this.ctx;
+    this.release();
     // A discarded answer (a retry follows) or an earlier attempt no longer speaks for the request.
     if (ctx.exchange !== this || (this.responded && this.sink === Sink.Discard)) return;
     if (!this.responded) return upstreamError(ctx, err);
