@@ -9,12 +9,13 @@
  * 1-hour cache writes priced apart; a cost that cannot be computed is null with `cost_note` saying
  * why. A cache hit (`cacheReferenceId`) costs 0 and keeps the cost it saved (`cost_saved_usd`).
  * When the provider sent no usage, tokens are estimated with js-tiktoken here, off the proxy's
- * request path, and the row says so (`tokens_source = 'estimated'`).
+ * request path, and the row says so (`tokens_source = 'estimated'`); so does a usage the proxy
+ * estimated for a client whose dialect always has one (marked `svc_token_count: "estimate"`).
  */
 import { costOf } from '../shared/models.ts';
 import { PROVIDERS, isProviderName } from '../shared/providers.ts';
 import type { DecodedRecord } from '../shared/record-batch.ts';
-import { LogRecordSchema, type LogRecord } from '../shared/record.ts';
+import { ESTIMATED_USAGE_MEMBER, ESTIMATED_USAGE_VALUE, LogRecordSchema, type LogRecord } from '../shared/record.ts';
 import { validateValue } from '../shared/validate.ts';
 import { readDecodedRecord, usageOfBody, type BodyTexts } from './decoded-record.ts';
 import { jsonbText } from './jsonb-text.ts';
@@ -23,7 +24,7 @@ import { copyRequestLogRows, type CopyValue } from './request-log-copy.ts';
 import { countTextTokens } from './tokens.ts';
 import { isUuid } from './validation.ts';
 import type { Sql } from './db.ts';
-import { readUsage, type RecordUsage } from './usage.ts';
+import { mergedUsageObject, readUsage, type RecordUsage } from './usage.ts';
 
 type Json = Record<string, unknown>;
 
@@ -145,9 +146,15 @@ export const COST_NOTES = {
   incomplete: 'usage incomplete: the provider reported no prompt token count',
 } as const;
 
-/** Token counts and their source: the provider's usage, or an estimate when it sent none on a 2xx. */
+/**
+ * Token counts and their source: the provider's usage; the gateway's estimate the client was given in its usage
+ * (marked {@link ESTIMATED_USAGE_MEMBER}: the provider reported none); or an estimate made here when no usage came on a 2xx.
+ */
 function tokenCounts(r: LogRecord): { usage: RecordUsage | null; prompt: number | null; completion: number | null; source: string | null } {
   const usage = readUsage(r);
+  if (usage && mergedUsageObject(r)?.[ESTIMATED_USAGE_MEMBER] === ESTIMATED_USAGE_VALUE) {
+    return { usage: null, prompt: usage.promptTokens, completion: usage.completionTokens ?? 0, source: 'estimated' };
+  }
   if (usage) return { usage, prompt: usage.promptTokens, completion: usage.completionTokens, source: 'provider' };
   if (r.status >= 200 && r.status < 300) {
     const est = estimateUsage(r);

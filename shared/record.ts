@@ -55,6 +55,15 @@ const UsageSchema = type({
   output_tokens_details: optional(nullable(type({ reasoning_tokens: count, thinking_tokens: count }))),
 });
 
+/**
+ * The member, and its value, of a usage object whose counts the gateway estimated because the provider
+ * reported none while the client's dialect always has `usage` (embeddings → Bedrock without a token count).
+ * Admin logs such a record's tokens as estimated (`svc-tokens-source: estimated`), not as the provider's.
+ */
+export const ESTIMATED_USAGE_MEMBER = 'svc_token_count';
+/** The value of {@link ESTIMATED_USAGE_MEMBER}, as the `Svc-Token-Count` header of a count the gateway made. */
+export const ESTIMATED_USAGE_VALUE = 'estimate';
+
 /** One attempt at a provider (routers may try several): provider name, HTTP status (0 = no response), latency ms. */
 export const AttemptSchema = object({
   provider: string(),

@@ -7,8 +7,8 @@
  *   `dimensions`, and nothing reaches Bedrock; `user` is not sent and is named in `Svc-Removed-Members` and the log;
  *   an `encoding_format` OpenAI does not define is a 400 naming it;
  * - usage: Titan's body count; Cohere's from Bedrock's `X-Amzn-Bedrock-Input-Token-Count` header, logged as the
- *   provider's; without the header the answer has no usage and the log estimates the tokens (`svc-tokens-source`
- *   `estimated`), never 0 as the provider's.
+ *   provider's; without the header the answer's usage is the gateway's estimate and the log records those tokens
+ *   as estimated (`svc-tokens-source` `estimated`), never 0 as the provider's.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -70,13 +70,14 @@ describe('embeddings → Bedrock: Cohere usage', () => {
     assert.equal(rec.properties['svc-tokens-source'], 'provider');
   });
 
-  test('without the header: no usage in the answer, and the log estimates the tokens', async () => {
+  test('without the header: the answer\'s usage is the gateway\'s estimate, and the log records those tokens as estimated', async () => {
     const { data, response } = await openai().embeddings.create({ model: COHERE_UNCOUNTED, input: ['hello', 'world'] }).withResponse();
     assert.equal(data.data.length, 2);
-    assert.equal(data.usage, undefined);
+    assert.ok(data.usage.prompt_tokens > 0, JSON.stringify(data.usage));
+    assert.equal(data.usage.total_tokens, data.usage.prompt_tokens);
     const rec = await fetchRecord(bedrock.stack, response.headers.get('svc-id')!);
     assert.equal(rec.properties['svc-tokens-source'], 'estimated');
-    assert.ok(rec.prompt_tokens > 0, `estimated prompt tokens: ${rec.prompt_tokens}`);
+    assert.equal(rec.prompt_tokens, data.usage.prompt_tokens, 'the log has the tokens the client was told');
   });
 
   test('the AI SDK: embedMany reads the vectors whether Bedrock counted the tokens or not', async () => {

@@ -3,12 +3,14 @@
  * every member of OpenAI's request has a decision (checked at compile time against the `openai` SDK's request type);
  * `dimensions` is sent as each model family takes it or refused when the model cannot give it, `user` is recorded,
  * an `encoding_format` OpenAI does not define is refused; usage comes from Titan's body count, else Bedrock's
- * `X-Amzn-Bedrock-Input-Token-Count` header, else is left out (for the log to estimate).
+ * `X-Amzn-Bedrock-Input-Token-Count` header, else the gateway's estimate marked as one (logged as estimated).
  */
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import type { EmbeddingCreateParams } from 'openai/resources/embeddings';
 import type { ChatCompletionRequest } from '../shared/chat.ts';
+import { tokenEstimateFactor } from '../shared/models.ts';
+import { countTokens } from '../shared/token-estimate.ts';
 import { EMBEDDINGS_MEMBERS, openAIEmbeddingsToBedrockEmbeddings } from '../proxy/translators/openai-embeddings-to-bedrock-embeddings.ts';
 import type { TranslatorCall } from '../proxy/translators/types.ts';
 import { refusal } from './support/refusal.ts';
@@ -77,14 +79,18 @@ describe('embeddings → Bedrock: usage', () => {
     assert.deepEqual(answered(call({ model: TITAN, input: 'a' }), { embedding: [0.5], inputTextTokenCount: 5 }, { 'x-amzn-bedrock-input-token-count': '9' }).usage, { prompt_tokens: 5, total_tokens: 5 });
   });
 
-  it('Cohere: the X-Amzn-Bedrock-Input-Token-Count header; without it no usage (the log estimates), never 0 as the provider\'s count', () => {
+  it('Cohere: the X-Amzn-Bedrock-Input-Token-Count header; without it the gateway\'s estimate, marked as one (never 0 as the provider\'s count)', () => {
     const c = call({ model: COHERE_V3, input: ['a', 'b'], encoding_format: 'base64' });
     const answer = { embeddings: [[1], [2]], id: 'x', response_type: 'embeddings_floats', texts: ['a', 'b'] };
     const withHeader = answered(c, answer, { 'x-amzn-bedrock-input-token-count': '7' });
     assert.deepEqual(withHeader.usage, { prompt_tokens: 7, total_tokens: 7 });
     assert.equal(Buffer.from(withHeader.data[1].embedding, 'base64').readFloatLE(0), 2);
-    assert.equal('usage' in answered(c, answer), false);
-    assert.equal('usage' in answered(c, answer, { 'x-amzn-bedrock-input-token-count': 'many' }), false);
+    // OpenAI's embeddings object always has usage (clients read usage.prompt_tokens): without Bedrock's count, the
+    // gateway's estimate (o200k_base × bedrock's factor), marked so the log records it as estimated.
+    const estimated = { prompt_tokens: Math.ceil(2 * tokenEstimateFactor('bedrock')), total_tokens: Math.ceil(2 * tokenEstimateFactor('bedrock')), svc_token_count: 'estimate' };
+    assert.deepEqual(answered(c, answer).usage, estimated);
+    assert.deepEqual(answered(c, answer, { 'x-amzn-bedrock-input-token-count': 'many' }).usage, estimated);
+    assert.equal(answered(call({ model: TITAN, input: 'hello world, hello' }), { embedding: [0.5] }).usage.prompt_tokens, Math.ceil(countTokens('hello world, hello') * tokenEstimateFactor('bedrock')));
     assert.deepEqual(answered(call({ model: COHERE_V4, input: ['a', 'b'] }), { embeddings: { float: [[1], [2]] } }, { 'x-amzn-bedrock-input-token-count': '3' }).usage, { prompt_tokens: 3, total_tokens: 3 });
   });
 });

@@ -16,9 +16,9 @@
  *
  * A `dimensions` a model cannot give is refused (400 naming it), never dropped: the client stores vectors of the length
  * it asked for. A member set to null, `[]` or `{}` carries nothing and is not reported. Usage: Titan's `inputTextTokenCount`, else the
- * `X-Amzn-Bedrock-Input-Token-Count` response header (Cohere's body has no count); with neither, the answer has no
- * `usage` and the log estimates the tokens (as for any provider that reports none), rather than logging 0 as the
- * provider's count.
+ * `X-Amzn-Bedrock-Input-Token-Count` response header (Cohere's body has no count); with neither, the gateway's estimate of
+ * the input (OpenAI's embeddings object always has `usage`, and clients read `usage.prompt_tokens`), marked
+ * `svc_token_count: "estimate"` so that the log records the tokens as estimated, never 0 or a guess as the provider's.
  * Sources: https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-titan-embed-text.html,
  * https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-titan-embed-mm.html,
  * https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed-v3.html,
@@ -26,6 +26,8 @@
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModel.html (response headers),
  * https://platform.openai.com/docs/api-reference/embeddings (the client side).
  */
+import { ESTIMATED_USAGE_MEMBER, ESTIMATED_USAGE_VALUE } from '../../shared/record.ts';
+import { countTokens, estimateSpec } from '../../shared/token-estimate.ts';
 import { badRequest } from '../errors.ts';
 import { upstreamBadResponse } from './shared/provider-errors.ts';
 import { nothing, positiveIntegerAt, readMembers, record, type MemberHandler, type MemberState } from './shared/request-members.ts';
@@ -141,18 +143,39 @@ function inputTokens(response: Record<string, unknown>, headers: ResponseHeaders
 }
 
 /**
+ * The gateway's estimate of the request's input tokens: each text counted with the model's encoding (o200k_base for
+ * Bedrock's models), times the provider's factor (shared/token-estimate.ts), rounded up. Only the rare answer
+ * without Bedrock's count pays for it.
+ */
+function estimatedInputTokens(request: EmbeddingsRequest): number {
+  const spec = estimateSpec('bedrock', String(request.model));
+  let tokens = 0;
+  for (const text of embeddingInputs(request.input)) tokens += countTokens(text, spec.encoding);
+  return Math.ceil(tokens * spec.factor);
+}
+
+/** OpenAI's `usage` of an embeddings list: Bedrock's count, else the gateway's estimate marked as one. */
+function usageOf(response: Record<string, unknown>, request: EmbeddingsRequest, headers: ResponseHeaders | undefined): Record<string, unknown> {
+  const reported = inputTokens(response, headers);
+  if (reported !== undefined) return { prompt_tokens: reported, total_tokens: reported };
+  const estimated = estimatedInputTokens(request);
+  return { prompt_tokens: estimated, total_tokens: estimated, [ESTIMATED_USAGE_MEMBER]: ESTIMATED_USAGE_VALUE };
+}
+
+/**
  * Maps an InvokeModel embeddings response (Titan `{embedding, inputTextTokenCount}` or Cohere
  * `{embeddings: number[][] | {float: number[][]}}`) to an OpenAI embeddings list; with `encoding_format: "base64"`
- * each vector is base64 of little-endian float32s, as OpenAI sends it. `usage` counts the input tokens Bedrock
- * reported (the body's count, else the `X-Amzn-Bedrock-Input-Token-Count` of `headers`); without a count there is no
- * `usage`, so that the log estimates the tokens instead of recording 0 as the provider's.
+ * each vector is base64 of little-endian float32s, as OpenAI sends it. `usage` is always there: the input tokens
+ * Bedrock reported (the body's count, else the `X-Amzn-Bedrock-Input-Token-Count` of `headers`), else the gateway's
+ * estimate with `svc_token_count: "estimate"` (the log then records the tokens as estimated, not as the provider's).
+ * @throws {GatewayError} 400 when `request.input` is not a string or an array of strings (the request was refused
+ *   for it already, so only a caller skipping {@link toBedrockEmbeddingsRequest} meets it).
  */
 export function fromBedrockEmbeddings(response: Record<string, unknown>, request: EmbeddingsRequest, headers?: ResponseHeaders): Record<string, unknown> {
   let vectors: number[][] = [];
   if (Array.isArray(response.embedding)) vectors = [response.embedding as number[]];
   else if (Array.isArray(response.embeddings)) vectors = response.embeddings as number[][];
   else if (isRecord(response.embeddings) && Array.isArray(response.embeddings.float)) vectors = response.embeddings.float as number[][];
-  const tokens = inputTokens(response, headers);
   return {
     object: 'list',
     data: vectors.map((vector, index) => ({
@@ -161,7 +184,7 @@ export function fromBedrockEmbeddings(response: Record<string, unknown>, request
       embedding: request.encoding_format === 'base64' ? floatsToBase64(vector) : vector,
     })),
     model: request.model,
-    ...(tokens !== undefined ? { usage: { prompt_tokens: tokens, total_tokens: tokens } } : {}),
+    usage: usageOf(response, request, headers),
   };
 }
 
