@@ -19,8 +19,8 @@ let s: StubbedStack;
 
 before(async () => {
   s = await startStubbedStack('test/support/hazard-stub.ts', (stubUrl) => ({
-    providers: { openai: { 'base-url': `${stubUrl}/v1` }, anthropic: { 'base-url': `${stubUrl}/v1` } },
-  }));
+    providers: { openai: { 'base-url': `${stubUrl}/v1` }, anthropic: { 'base-url': `${stubUrl}/v1` }, azure: { 'base-url': stubUrl } },
+  }), { AZURE_OPENAI_API_KEY: 'azure-provider-secret' });
 });
 after(async () => {
   await s?.stop();
@@ -102,6 +102,25 @@ describe('a translated answer in a coding the gateway cannot read', () => {
       assert.match(err.error.message, /content-encoding compress, which the gateway cannot decode/);
       const rec = await fetchRecord(s.stack, String(out.headers['svc-id']));
       assert.equal(rec.response_status, 502);
+    });
+  }
+});
+
+describe('a relayed Responses answer the provider encoded', () => {
+  for (const stream of [false, true]) {
+    test(`Azure, gzip, ${stream ? 'stream' : 'JSON'}: the response store learns its id, so a GET of it goes back to Azure (not to openai, the default for an unknown id)`, async () => {
+      const out = await postRaw('/v1/responses', { model: 'azure/gzip', input: 'x', stream });
+      assert.equal(out.status, 200);
+      assert.equal(out.headers['content-encoding'], 'gzip');
+      const text = zlib.gunzipSync(out.bytes).toString('utf8');
+      const id = /"id"\s*:\s*"(resp_[A-Za-z0-9]+)"/.exec(text)![1]!;
+      // The observer stores the id as the answer passes; give it a moment to land.
+      await new Promise((r) => setTimeout(r, 50));
+      const got = await fetch(`${s.stack.gatewayUrl}/v1/responses/${id}`, { headers: { authorization: `Bearer ${s.stack.apiKey}` } });
+      await got.arrayBuffer();
+      assert.equal(got.headers.get('svc-provider'), 'azure');
+      const answers = (await (await fetch(`${s.stubUrl}/__responses`)).json()) as { path: string }[];
+      assert.match(answers.at(-1)!.path, new RegExp(`^/openai/.*/responses/${id}`));
     });
   }
 });

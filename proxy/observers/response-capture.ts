@@ -7,11 +7,16 @@
  *   `response.completed` (or `response.incomplete`) event or from the JSON body, with the output items
  *   of `response.output_item.done` kept in case the final event carries none. Bounded by the store's
  *   largest entry.
+ * A relayed answer the provider encoded (`content-encoding`, passed to the client as it is; see
+ * ../upstream/content-decoding.ts) is decoded for the id ({@link ResponseCapture.decodeAs}): its pieces
+ * are kept and decoded as far as they go until the id is found (usually in the first), so an encoded
+ * answer costs a small synchronous decode and an unencoded one nothing.
  * Source of the stream's events: OpenAI API reference, "Responses" → "Streaming events".
  */
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { Json } from '../endpoints/types.ts';
 import { MAX_ENTRY_BYTES } from '../response-store/types.ts';
+import { decodeSync } from '../upstream/content-decoding.ts';
 
 /** A response id in the first bytes of an answer (`"id": "resp_…"`, the first `id` member). */
 const FIRST_ID = /"id"\s*:\s*"([A-Za-z0-9_-]{1,200})"/;
@@ -37,6 +42,9 @@ export class ResponseCapture {
   private text = '';
   private bytes = 0;
   private items: Json[] = [];
+  /** {@link decodeAs}: the relayed answer's content-encoding, and its pieces so far. */
+  private encoding: string | null = null;
+  private encoded: Buffer[] | null = null;
 
   /**
    * @param relayed true for an answer a provider keeps (only its id is read).
@@ -50,6 +58,15 @@ export class ResponseCapture {
     if (!relayed && streamed) this.parser = createParser({ onEvent: (e) => this.onEvent(e) });
   }
 
+  /**
+   * The relayed answer comes encoded as `encoding` (gzip, deflate, br): the id is read from its decoded
+   * bytes. Call it before the first {@link push}.
+   */
+  decodeAs(encoding: string): void {
+    this.encoding = encoding;
+    this.encoded = [];
+  }
+
   /** Reads one piece of the body as it reached the client; true when this piece completed the capture. */
   push(chunk: Buffer): boolean {
     if (this.done) return false;
@@ -59,10 +76,9 @@ export class ResponseCapture {
       return false;
     }
     if (this.relayed) {
+      if (this.encoding !== null) return this.pushEncoded(chunk);
       this.done = true;
-      // Decode only from the first `"id"` on (the id is at most 200 characters past it), not the whole piece.
-      const at = chunk.indexOf(ID_MEMBER);
-      this.id = at < 0 || at >= ID_WINDOW ? null : (FIRST_ID.exec(chunk.toString('latin1', at, Math.min(at + ID_SPAN, chunk.length)))?.[1] ?? null);
+      this.id = firstId(chunk);
       return this.id !== null;
     }
     if (this.parser) {
@@ -78,6 +94,27 @@ export class ResponseCapture {
       return false;
     }
     return this.done;
+  }
+
+  /**
+   * {@link decodeAs}: decodes the pieces so far as far as they go (a piece may end mid-block) and
+   * looks for the id; done once it is found, once more than the id's window has decoded without it,
+   * or when the bytes do not decode.
+   */
+  private pushEncoded(chunk: Buffer): boolean {
+    const kept = this.encoded!;
+    kept.push(chunk);
+    let plain: Buffer;
+    try {
+      plain = decodeSync(this.encoding!, kept.length === 1 ? chunk : Buffer.concat(kept), MAX_ENTRY_BYTES);
+    } catch {
+      plain = Buffer.alloc(0);
+      this.done = true;
+    }
+    this.id = firstId(plain);
+    if (this.id !== null || plain.length >= ID_WINDOW + ID_SPAN) this.done = true;
+    if (this.done) this.encoded = null;
+    return this.id !== null;
   }
 
   private onEvent(e: EventSourceMessage): void {
@@ -101,6 +138,13 @@ export class ResponseCapture {
     this.items = [];
     this.done = true;
   }
+}
+
+/** The response id in the first bytes of `body` (see {@link FIRST_ID}), or null. */
+function firstId(body: Buffer): string | null {
+  // Decode only from the first `"id"` on (the id is at most 200 characters past it), not the whole piece.
+  const at = body.indexOf(ID_MEMBER);
+  return at < 0 || at >= ID_WINDOW ? null : (FIRST_ID.exec(body.toString('latin1', at, Math.min(at + ID_SPAN, body.length)))?.[1] ?? null);
 }
 
 /** JSON text as an object, or null. */

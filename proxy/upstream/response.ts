@@ -101,8 +101,12 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   // Errors go through the transport's mapError even when its answers pass through (Azure).
   if (ok && binding.passthrough) {
     responseStarted(ctx, isStream);
-    // The client gets the provider's bytes as encoded; the log's copy is decoded (../observers/response-recorder.ts).
-    if (coding !== null) ctx.recorder?.decodeAs(coding);
+    // The client gets the provider's bytes as encoded; the observers that read them decode their copy
+    // (../observers/response-recorder.ts, response-capture.ts).
+    if (coding !== null) {
+      ctx.recorder?.decodeAs(coding);
+      ctx.responseCapture?.decodeAs(coding);
+    }
     return passThrough(exchange, status, head, isStream);
   }
   // The gateway reads every other answer: one it cannot decode is refused before any head is written.
