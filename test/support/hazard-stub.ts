@@ -26,6 +26,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import zlib from 'node:zlib';
+import { serveStub } from './scripted-stub.ts';
 
 const FIXTURES = new URL('../fixtures/providers/', import.meta.url);
 const fixture = (name: string): Buffer => readFileSync(new URL(name, FIXTURES));
@@ -120,109 +121,97 @@ function encoded(res: http.ServerResponse, kind: Kind, stream: boolean, encoding
   step();
 }
 
-const server = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const url = req.url ?? '/';
-    if (url === '/__responses') {
-      if (req.method === 'DELETE') answers.length = 0;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      return void res.end(JSON.stringify(answers));
-    }
-    let body: Record<string, unknown> = {};
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-    } catch {
-      // an unreadable body gets the default answer
-    }
-    const kind: Kind = url.endsWith('/messages') ? 'messages' : url.endsWith('/responses') ? 'responses' : 'chat';
-    const model = String(body.model ?? '').replace(/^[a-z]+\//, '');
-    const [behaviour, arg] = model.split(':') as [string, string | undefined];
-    const answer: Answer = { model, path: url, written: 0, closedAt: null, finished: false };
-    answers.push(answer);
-    res.on('close', () => {
-      answer.closedAt = Date.now();
-      answer.finished = res.writableFinished;
-    });
-    const stream = body.stream === true;
-    switch (behaviour) {
-      case 'firehose': {
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-        const events = eventsOf(STREAMS[kind]);
-        // The recorded stream's opening events, the deltas, then its closing events.
-        const opening = kind === 'chat' ? [] : events.slice(0, 2);
-        const closing = events.slice(-3);
-        const delta = deltaEvent(kind, 'x'.repeat(4000));
-        let left = Number(arg ?? 20) * 1024 * 1024;
-        for (const e of opening) res.write(e);
-        pump(res, answer, () => (left <= 0 ? null : ((left -= delta.length), delta)), closing.join(''));
-        return;
-      }
-      case 'big-json': {
-        const bytes = jsonWithText(kind, 'y'.repeat(Number(arg ?? 1024) * 1024));
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': bytes.length });
-        answer.written = bytes.length;
-        res.end(bytes);
-        return;
-      }
-      case 'endless-json': {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        const piece = 'y'.repeat(64 * 1024);
-        let first = true;
-        pump(res, answer, () => (first ? ((first = false), '{"id":"endless","text":"') : piece), null);
-        return;
-      }
-      case 'trickle-json':
-        return trickle(res, answer, 200, '{"id":"', Number(arg ?? 200));
-      case 'trickle-error':
-        return trickle(res, answer, 400, '{"error":{"message":"', Number(arg ?? 200));
-      case 'hang-mid-stream': {
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-        for (const e of eventsOf(STREAMS[kind]).slice(0, 2)) res.write(e);
-        return;
-      }
-      case 'gzip':
-      case 'br':
-      case 'deflate':
-        return encoded(res, kind, stream, behaviour);
-      case 'gzip-error': {
-        const bytes = zlib.gzipSync(ERROR_429);
-        res.writeHead(429, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': bytes.length });
-        return void res.end(bytes);
-      }
-      case 'compress': {
-        res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'content-encoding': 'compress' });
-        return void res.end(stream ? STREAMS[kind] : JSON_ANSWERS[kind]);
-      }
-      case 'gzip-hang': {
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'content-encoding': 'gzip' });
-        const encoder = zlib.createGzip();
-        encoder.pipe(res);
-        for (const e of eventsOf(STREAMS[kind]).slice(0, 2)) encoder.write(e);
-        encoder.flush();
-        return;
-      }
-      case 'gzip-bad': {
-        const bytes = Buffer.from('this is not gzip at all');
-        res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'content-encoding': 'gzip', 'content-length': bytes.length });
-        return void res.end(bytes);
-      }
-      default:
-        if (stream) {
-          res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-          return void res.end(STREAMS[kind]);
-        }
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': JSON_ANSWERS[kind].length });
-        res.end(JSON_ANSWERS[kind]);
-    }
+serveStub((req, res, raw) => {
+  const url = req.url ?? '/';
+  if (url === '/__responses') {
+    if (req.method === 'DELETE') answers.length = 0;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return void res.end(JSON.stringify(answers));
+  }
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    // an unreadable body gets the default answer
+  }
+  const kind: Kind = url.endsWith('/messages') ? 'messages' : url.endsWith('/responses') ? 'responses' : 'chat';
+  const model = String(body.model ?? '').replace(/^[a-z]+\//, '');
+  const [behaviour, arg] = model.split(':') as [string, string | undefined];
+  const answer: Answer = { model, path: url, written: 0, closedAt: null, finished: false };
+  answers.push(answer);
+  res.on('close', () => {
+    answer.closedAt = Date.now();
+    answer.finished = res.writableFinished;
   });
+  const stream = body.stream === true;
+  switch (behaviour) {
+    case 'firehose': {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+      const events = eventsOf(STREAMS[kind]);
+      // The recorded stream's opening events, the deltas, then its closing events.
+      const opening = kind === 'chat' ? [] : events.slice(0, 2);
+      const closing = events.slice(-3);
+      const delta = deltaEvent(kind, 'x'.repeat(4000));
+      let left = Number(arg ?? 20) * 1024 * 1024;
+      for (const e of opening) res.write(e);
+      pump(res, answer, () => (left <= 0 ? null : ((left -= delta.length), delta)), closing.join(''));
+      return;
+    }
+    case 'big-json': {
+      const bytes = jsonWithText(kind, 'y'.repeat(Number(arg ?? 1024) * 1024));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': bytes.length });
+      answer.written = bytes.length;
+      res.end(bytes);
+      return;
+    }
+    case 'endless-json': {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const piece = 'y'.repeat(64 * 1024);
+      let first = true;
+      pump(res, answer, () => (first ? ((first = false), '{"id":"endless","text":"') : piece), null);
+      return;
+    }
+    case 'trickle-json':
+      return trickle(res, answer, 200, '{"id":"', Number(arg ?? 200));
+    case 'trickle-error':
+      return trickle(res, answer, 400, '{"error":{"message":"', Number(arg ?? 200));
+    case 'hang-mid-stream': {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+      for (const e of eventsOf(STREAMS[kind]).slice(0, 2)) res.write(e);
+      return;
+    }
+    case 'gzip':
+    case 'br':
+    case 'deflate':
+      return encoded(res, kind, stream, behaviour);
+    case 'gzip-error': {
+      const bytes = zlib.gzipSync(ERROR_429);
+      res.writeHead(429, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': bytes.length });
+      return void res.end(bytes);
+    }
+    case 'compress': {
+      res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'content-encoding': 'compress' });
+      return void res.end(stream ? STREAMS[kind] : JSON_ANSWERS[kind]);
+    }
+    case 'gzip-hang': {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'content-encoding': 'gzip' });
+      const encoder = zlib.createGzip();
+      encoder.pipe(res);
+      for (const e of eventsOf(STREAMS[kind]).slice(0, 2)) encoder.write(e);
+      encoder.flush();
+      return;
+    }
+    case 'gzip-bad': {
+      const bytes = Buffer.from('this is not gzip at all');
+      res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'content-encoding': 'gzip', 'content-length': bytes.length });
+      return void res.end(bytes);
+    }
+    default:
+      if (stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+        return void res.end(STREAMS[kind]);
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': JSON_ANSWERS[kind].length });
+      res.end(JSON_ANSWERS[kind]);
+  }
 });
-
-server.listen(Number(process.env.STUB_PORT ?? 0), '127.0.0.1', () => {
-  const port = (server.address() as { port: number }).port;
-  console.log(`STUB_PORT=${port}`);
-  if (process.send) process.send({ type: 'stub.ready', port });
-});
-process.on('SIGTERM', () => process.exit(0));
-process.on('disconnect', () => process.exit(0));

@@ -1,9 +1,10 @@
 /**
- * The HTTP side the scripted provider stubs share (claude-code-stub.ts, responses-stub.ts), each run
- * as its own process: every request is recorded (method, url, headers, the body parsed) for
- * `GET /__requests` (`DELETE` clears them), a POST goes to the stub's `answer`, anything else is a
- * 404 in the stub's error shape. The port (`STUB_PORT`, 0 = any) is printed as `STUB_PORT=<n>` and
- * sent over IPC as `{type: 'stub.ready', port}`.
+ * The HTTP side the provider stubs share, each run as its own process: the server of a stub process
+ * ({@link serveStub}: a request's whole body to its handler; the port, `STUB_PORT`, 0 = any, printed as
+ * `STUB_PORT=<n>` and sent over IPC as `{type: 'stub.ready', port}`), used by every stub (stub-upstream.ts,
+ * hazard-stub.ts, the scripted ones); and what the scripted stubs (claude-code-stub.ts, responses-stub.ts) add
+ * ({@link serveScripted}): every request recorded (method, url, headers, the body parsed) for `GET /__requests`
+ * (`DELETE` clears them), a POST to the stub's `answer`, anything else a 404 in the stub's error shape.
  */
 import http from 'node:http';
 
@@ -30,31 +31,41 @@ export function sendSse(res: http.ServerResponse, parts: Array<string | Buffer>,
  */
 export function serveScripted(answer: (path: string, body: Json, res: http.ServerResponse) => void, errorBody: (message: string, status: number) => Json): void {
   const received: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: unknown }> = [];
+  serveStub((req, res, raw) => {
+    const url = req.url ?? '/';
+    if (url === '/__requests') {
+      if (req.method === 'DELETE') received.length = 0;
+      return sendJson(res, 200, Buffer.from(JSON.stringify(received)));
+    }
+    const text = raw.toString('utf8');
+    let body: Json = {};
+    try {
+      body = text ? (JSON.parse(text) as Json) : {};
+    } catch {
+      body = { unparsed: text };
+    }
+    received.push({ method: req.method ?? '', url, headers: req.headers, body });
+    if (req.method !== 'POST') return sendJson(res, 404, errorBody(`stub: ${req.method} ${url}`, 404));
+    try {
+      answer(url.split('?')[0]!, body, res);
+    } catch (err) {
+      // A script marker with arguments that are not JSON: the test's mistake, said plainly.
+      sendJson(res, 400, errorBody(`stub: ${(err as Error).message}`, 400));
+    }
+  });
+}
+
+/**
+ * Starts a stub process's server: `handle(req, res, body)` gets each request once its whole body (`body`) has
+ * arrived. It listens on 127.0.0.1 at `STUB_PORT` (0 = any), prints `STUB_PORT=<n>` and sends
+ * `{type: 'stub.ready', port}` over IPC once listening; the process exits on SIGTERM or when its parent disconnects.
+ * Returns the server (for settings such as `keepAliveTimeout`).
+ */
+export function serveStub(handle: (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void): http.Server {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = req.url ?? '/';
-      if (url === '/__requests') {
-        if (req.method === 'DELETE') received.length = 0;
-        return sendJson(res, 200, Buffer.from(JSON.stringify(received)));
-      }
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: Json = {};
-      try {
-        body = text ? (JSON.parse(text) as Json) : {};
-      } catch {
-        body = { unparsed: text };
-      }
-      received.push({ method: req.method ?? '', url, headers: req.headers, body });
-      if (req.method !== 'POST') return sendJson(res, 404, errorBody(`stub: ${req.method} ${url}`, 404));
-      try {
-        answer(url.split('?')[0]!, body, res);
-      } catch (err) {
-        // A script marker with arguments that are not JSON: the test's mistake, said plainly.
-        sendJson(res, 400, errorBody(`stub: ${(err as Error).message}`, 400));
-      }
-    });
+    req.on('end', () => handle(req, res, Buffer.concat(chunks)));
   });
   server.listen(Number(process.env.STUB_PORT ?? 0), '127.0.0.1', () => {
     const port = (server.address() as { port: number }).port;
@@ -63,4 +74,5 @@ export function serveScripted(answer: (path: string, body: Json, res: http.Serve
   });
   process.on('SIGTERM', () => process.exit(0));
   process.on('disconnect', () => process.exit(0));
+  return server;
 }

@@ -59,6 +59,7 @@
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { serveStub } from './scripted-stub.ts';
 
 const FIXTURES = new URL('../fixtures/providers/', import.meta.url);
 const fixture = (p: string): Buffer => readFileSync(new URL(p, FIXTURES));
@@ -280,135 +281,123 @@ function sse(res: http.ServerResponse, parts: Buffer[], delayMs = 0, contentType
   next();
 }
 
-const server = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const url = req.url ?? '/';
-    if (url === '/__requests') {
-      if (req.method === 'DELETE') received.length = 0;
-      return json(res, 200, Buffer.from(JSON.stringify(received)));
-    }
-    if (url === '/__closed') return json(res, 200, Buffer.from(JSON.stringify(closed)));
-    const text = Buffer.concat(chunks).toString('utf8');
-    let body: Record<string, unknown> = {};
-    try {
-      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      return json(res, 400, Buffer.from('{"error":{"message":"stub: malformed JSON","type":"invalid_request_error","param":null,"code":null}}'));
-    }
-    if (!quiet) received.push({ method: req.method ?? '', url, headers: req.headers, rawHeaders: req.rawHeaders, body, raw: text });
-    // `/mode/<behaviour>/…` forces a behaviour for every model: one stub can play a failing provider.
-    const forced = /^\/mode\/([a-z0-9-]+)\//.exec(url);
-    const model = forced ? forced[1]! : String(body.model ?? '');
-    const stream = body.stream === true;
+const server = serveStub((req, res, raw) => {
+  const url = req.url ?? '/';
+  if (url === '/__requests') {
+    if (req.method === 'DELETE') received.length = 0;
+    return json(res, 200, Buffer.from(JSON.stringify(received)));
+  }
+  if (url === '/__closed') return json(res, 200, Buffer.from(JSON.stringify(closed)));
+  const text = raw.toString('utf8');
+  let body: Record<string, unknown> = {};
+  try {
+    body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    return json(res, 400, Buffer.from('{"error":{"message":"stub: malformed JSON","type":"invalid_request_error","param":null,"code":null}}'));
+  }
+  if (!quiet) received.push({ method: req.method ?? '', url, headers: req.headers, rawHeaders: req.rawHeaders, body, raw: text });
+  // `/mode/<behaviour>/…` forces a behaviour for every model: one stub can play a failing provider.
+  const forced = /^\/mode\/([a-z0-9-]+)\//.exec(url);
+  const model = forced ? forced[1]! : String(body.model ?? '');
+  const stream = body.stream === true;
 
-    const path = url.split('?')[0]!;
-    const delayed = /^delay-(\d+)$/.exec(model);
-    if (delayed) {
-      const messages = path.endsWith('/messages');
-      setTimeout(() => json(res, 200, messages ? F.anthropic : F.chat, messages ? ANTHROPIC_HEADERS : {}), Number(delayed[1]));
+  const path = url.split('?')[0]!;
+  const delayed = /^delay-(\d+)$/.exec(model);
+  if (delayed) {
+    const messages = path.endsWith('/messages');
+    setTimeout(() => json(res, 200, messages ? F.anthropic : F.chat, messages ? ANTHROPIC_HEADERS : {}), Number(delayed[1]));
+    return;
+  }
+  if (path.endsWith('/embeddings')) return json(res, 200, F.embeddings);
+  if (path.includes('/responses') && responsesApi(req, res, path, body, model)) return;
+  if (/^\/model\/[^/]+\/converse-stream$/.test(url)) {
+    const tools = body.toolConfig !== undefined;
+    return sse(res, [tools ? F.bedrockStreamTool : F.bedrockStream], 0, 'application/vnd.amazon.eventstream');
+  }
+  if (/^\/model\/[^/]+\/converse$/.test(url)) return json(res, 200, body.toolConfig !== undefined ? F.bedrockTool : F.bedrock);
+  if (/^\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(url) && hasUnknownBeta(body.anthropic_beta)) {
+    return json(res, 400, Buffer.from('{"message":"invalid beta flag"}'), { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
+  }
+  if (/^\/model\/[^/]+\/invoke-with-response-stream$/.test(url)) {
+    void bedrockInvokeStream(F.anthropicStream).then((b) => sse(res, [b], 0, 'application/vnd.amazon.eventstream'));
+    return;
+  }
+  if (/^\/model\/[^/]*anthropic\.claude[^/]*\/invoke$/.test(decodeURIComponent(url))) return json(res, 200, F.anthropic);
+  if (path.endsWith('/messages/count_tokens')) {
+    if (model === 'claude-does-not-exist') return json(res, 404, F.anthropicCount404, ANTHROPIC_HEADERS);
+    return json(res, 200, F.anthropicCount, ANTHROPIC_HEADERS);
+  }
+  if (path.endsWith('/messages')) {
+    if (model === 'error-529') return json(res, 529, F.anthropicOverloaded);
+    if (model === 'error-429') return json(res, 429, F.anthropicRateLimited, { 'retry-after': '1', ...ANTHROPIC_HEADERS });
+    if (model === 'error-400') return json(res, 400, F.anthropicInvalid, ANTHROPIC_HEADERS);
+    if (model === 'stream-error') return sse(res, events(F.anthropicStreamError), 0, 'text/event-stream; charset=utf-8', ANTHROPIC_HEADERS);
+    if (model === 'reset-mid-stream') {
+      const parts = events(F.anthropicStream);
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+      for (const p of parts.slice(0, 4)) res.write(p);
+      setTimeout(() => res.socket?.destroy(), 30);
       return;
     }
-    if (path.endsWith('/embeddings')) return json(res, 200, F.embeddings);
-    if (path.includes('/responses') && responsesApi(req, res, path, body, model)) return;
-    if (/^\/model\/[^/]+\/converse-stream$/.test(url)) {
-      const tools = body.toolConfig !== undefined;
-      return sse(res, [tools ? F.bedrockStreamTool : F.bedrockStream], 0, 'application/vnd.amazon.eventstream');
-    }
-    if (/^\/model\/[^/]+\/converse$/.test(url)) return json(res, 200, body.toolConfig !== undefined ? F.bedrockTool : F.bedrock);
-    if (/^\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(url) && hasUnknownBeta(body.anthropic_beta)) {
-      return json(res, 400, Buffer.from('{"message":"invalid beta flag"}'), { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
-    }
-    if (/^\/model\/[^/]+\/invoke-with-response-stream$/.test(url)) {
-      void bedrockInvokeStream(F.anthropicStream).then((b) => sse(res, [b], 0, 'application/vnd.amazon.eventstream'));
+    if (model === 'reset-mid-body') return halfBodyThenReset(res, F.anthropic);
+    if (model === 'stall-mid-body') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': F.anthropic.length });
+      res.write(F.anthropic.subarray(0, F.anthropic.length >> 1));
       return;
-    }
-    if (/^\/model\/[^/]*anthropic\.claude[^/]*\/invoke$/.test(decodeURIComponent(url))) return json(res, 200, F.anthropic);
-    if (path.endsWith('/messages/count_tokens')) {
-      if (model === 'claude-does-not-exist') return json(res, 404, F.anthropicCount404, ANTHROPIC_HEADERS);
-      return json(res, 200, F.anthropicCount, ANTHROPIC_HEADERS);
-    }
-    if (path.endsWith('/messages')) {
-      if (model === 'error-529') return json(res, 529, F.anthropicOverloaded);
-      if (model === 'error-429') return json(res, 429, F.anthropicRateLimited, { 'retry-after': '1', ...ANTHROPIC_HEADERS });
-      if (model === 'error-400') return json(res, 400, F.anthropicInvalid, ANTHROPIC_HEADERS);
-      if (model === 'stream-error') return sse(res, events(F.anthropicStreamError), 0, 'text/event-stream; charset=utf-8', ANTHROPIC_HEADERS);
-      if (model === 'reset-mid-stream') {
-        const parts = events(F.anthropicStream);
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-        for (const p of parts.slice(0, 4)) res.write(p);
-        setTimeout(() => res.socket?.destroy(), 30);
-        return;
-      }
-      if (model === 'reset-mid-body') return halfBodyThenReset(res, F.anthropic);
-      if (model === 'stall-mid-body') {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': F.anthropic.length });
-        res.write(F.anthropic.subarray(0, F.anthropic.length >> 1));
-        return;
-      }
-      const tools = Array.isArray(body.tools) && body.tools.length > 0;
-      const thinking = (body.thinking as { type?: string } | undefined)?.type;
-      if (stream && (thinking === 'enabled' || thinking === 'adaptive') && !tools) return sse(res, events(F.anthropicStreamThinking), 0, undefined, ANTHROPIC_HEADERS);
-      if (stream) return sse(res, events(tools ? F.anthropicStreamTool : F.anthropicStream), 0, undefined, ANTHROPIC_HEADERS);
-      return json(res, 200, tools ? F.anthropicTool : F.anthropic, ANTHROPIC_HEADERS);
-    }
-    if (!path.endsWith('/chat/completions')) return json(res, 404, Buffer.from('{"error":{"message":"stub: no such path","type":"invalid_request_error","param":null,"code":null}}'));
-
-    switch (model) {
-      case 'error-500':
-        return json(res, 500, Buffer.from('{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}'));
-      case 'error-429':
-        return json(res, 429, F.error429, { 'retry-after': '1' });
-      case 'error-401':
-        return json(res, 401, F.error401);
-      case 'error-400':
-        return json(res, 400, F.error400);
-      case 'hang':
-        return; // never answers
-      case 'reset-mid-body':
-        return halfBodyThenReset(res, F.chat);
-      case 'reset-mid-stream': {
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-        res.write(STREAM_EVENTS[0]);
-        res.write(STREAM_EVENTS[1]);
-        setTimeout(() => res.socket?.destroy(), 30);
-        return;
-      }
-      case 'slow-stream':
-        return sse(res, STREAM_EVENTS, 50);
-      case 'endless-stream': {
-        const first = Array.isArray(body.messages) ? (body.messages[0] as { content?: unknown } | undefined) : undefined;
-        const tag = typeof first?.content === 'string' ? first.content : '';
-        res.on('close', () => (closed[tag] = { closedAt: Date.now(), finished: res.writableFinished }));
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-        let n = 0;
-        const tick = () => {
-          if (res.destroyed) return;
-          res.write(`data: {"id":"chatcmpl-endless","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"tok${n++} "},"finish_reason":null}]}\n\n`);
-          setTimeout(tick, 20);
-        };
-        tick();
-        return;
-      }
-      case 'chunks-20':
-        return stream ? sse(res, CHUNKS_20) : json(res, 200, F.chat);
-      case 'groq-stream-error':
-        return sse(res, events(F.groqStreamError));
-      case 'deepseek-reasoner':
-        return stream ? sse(res, events(F.deepseekStream)) : json(res, 200, F.deepseek);
     }
     const tools = Array.isArray(body.tools) && body.tools.length > 0;
-    if (stream) return sse(res, tools ? events(F.streamTool) : STREAM_EVENTS);
-    return json(res, 200, tools ? F.chatTool : F.chat);
-  });
+    const thinking = (body.thinking as { type?: string } | undefined)?.type;
+    if (stream && (thinking === 'enabled' || thinking === 'adaptive') && !tools) return sse(res, events(F.anthropicStreamThinking), 0, undefined, ANTHROPIC_HEADERS);
+    if (stream) return sse(res, events(tools ? F.anthropicStreamTool : F.anthropicStream), 0, undefined, ANTHROPIC_HEADERS);
+    return json(res, 200, tools ? F.anthropicTool : F.anthropic, ANTHROPIC_HEADERS);
+  }
+  if (!path.endsWith('/chat/completions')) return json(res, 404, Buffer.from('{"error":{"message":"stub: no such path","type":"invalid_request_error","param":null,"code":null}}'));
+
+  switch (model) {
+    case 'error-500':
+      return json(res, 500, Buffer.from('{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}'));
+    case 'error-429':
+      return json(res, 429, F.error429, { 'retry-after': '1' });
+    case 'error-401':
+      return json(res, 401, F.error401);
+    case 'error-400':
+      return json(res, 400, F.error400);
+    case 'hang':
+      return; // never answers
+    case 'reset-mid-body':
+      return halfBodyThenReset(res, F.chat);
+    case 'reset-mid-stream': {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+      res.write(STREAM_EVENTS[0]);
+      res.write(STREAM_EVENTS[1]);
+      setTimeout(() => res.socket?.destroy(), 30);
+      return;
+    }
+    case 'slow-stream':
+      return sse(res, STREAM_EVENTS, 50);
+    case 'endless-stream': {
+      const first = Array.isArray(body.messages) ? (body.messages[0] as { content?: unknown } | undefined) : undefined;
+      const tag = typeof first?.content === 'string' ? first.content : '';
+      res.on('close', () => (closed[tag] = { closedAt: Date.now(), finished: res.writableFinished }));
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+      let n = 0;
+      const tick = () => {
+        if (res.destroyed) return;
+        res.write(`data: {"id":"chatcmpl-endless","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"tok${n++} "},"finish_reason":null}]}\n\n`);
+        setTimeout(tick, 20);
+      };
+      tick();
+      return;
+    }
+    case 'chunks-20':
+      return stream ? sse(res, CHUNKS_20) : json(res, 200, F.chat);
+    case 'groq-stream-error':
+      return sse(res, events(F.groqStreamError));
+    case 'deepseek-reasoner':
+      return stream ? sse(res, events(F.deepseekStream)) : json(res, 200, F.deepseek);
+  }
+  const tools = Array.isArray(body.tools) && body.tools.length > 0;
+  if (stream) return sse(res, tools ? events(F.streamTool) : STREAM_EVENTS);
+  return json(res, 200, tools ? F.chatTool : F.chat);
 });
 server.keepAliveTimeout = 65_000;
-
-server.listen(Number(process.env.STUB_PORT ?? 0), '127.0.0.1', () => {
-  const port = (server.address() as { port: number }).port;
-  console.log(`STUB_PORT=${port}`);
-  if (process.send) process.send({ type: 'stub.ready', port });
-});
-process.on('SIGTERM', () => process.exit(0));
-process.on('disconnect', () => process.exit(0));
