@@ -26,6 +26,7 @@ import {
 import { describeStructError, validateValue } from './validate.ts';
 import { checkModelOverrides, ModelOverrideError, REASONING_EFFORTS, type ModelOverride } from './models.ts';
 import { PROVIDER_NAMES, PROVIDERS, isProviderName, type ProviderName } from './providers.ts';
+import { secretForm } from './secret-form.ts';
 
 /** Raised when the configuration is invalid; `message` names the key path and what is wrong. */
 export class ConfigError extends Error {
@@ -280,6 +281,14 @@ export interface ProviderConfig {
   baseUrl: string;
   /** The provider's API key, from `PROVIDERS[name].keyEnv`; never logged, never stored. */
   apiKey: string | null;
+  /**
+   * The credential the gateway sends this provider with its own key, in the form provider answers are
+   * searched for it (./secret-form.ts; proxy/upstream/provider-secrets.ts redacts it): `apiKey`, for
+   * Bedrock `AWS_BEARER_TOKEN_BEDROCK`; null when none or too short. Worked out once when the config is
+   * built, so a request pays nothing for it. Absent (a config written by hand, as in tests): worked
+   * out from `apiKey` when needed.
+   */
+  secret?: string | null;
   apiVersion: string | null;
   deployments: Record<string, string>;
   region: string | null;
@@ -451,6 +460,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
       name,
       baseUrl: (p?.['base-url'] ?? info.defaultBaseUrl).replace(/\/+$/, ''),
       apiKey: info.keyEnv ? env[info.keyEnv] ?? null : null,
+      secret: secretForm(info.keyEnv ? env[info.keyEnv] : name === 'bedrock' ? env.AWS_BEARER_TOKEN_BEDROCK : null),
       apiVersion: p?.['api-version'] ?? null,
       deployments: p?.deployments ?? {},
       region: p?.region ?? null,

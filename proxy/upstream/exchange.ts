@@ -124,7 +124,7 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
    */
   redactProviderText(text: string): string {
     const ctx = this.ctx;
-    return redactAttemptText(text, ctx.upstream, ctx.call?.config.apiKey);
+    return redactAttemptText(text, ctx.call, ctx.upstream);
   }
 
   /** The body is read and dropped, so the connection can be reused (a retry follows). */

@@ -4,11 +4,15 @@
  * misbehaving provider or a proxy in front of it may echo it whole, in the error body or a response
  * header. Those credentials never leave the gateway, so an attempt's secrets are redacted:
  *
- * - the secrets: the credential the gateway sent (the token of `Authorization`, else `x-api-key`
- *   or Azure's `api-key`; a client's own under Svc-Auth is redacted too) and the provider's
- *   configured key (`providers.<name>` from the environment), each at least {@link MIN_SECRET_CHARS}
- *   characters (a shorter one would rewrite ordinary text);
- * - every response header value the client gets, on every answer (one `includes` per value and secret);
+ * - the secrets: the provider's configured key (`providers.<name>` from the environment; Bedrock's
+ *   bearer token), in its searched form once at load (`ProviderConfig.secret`, ../../shared/secret-form.ts),
+ *   which is what the gateway sends with its own key; and, when the client brought its own under
+ *   Svc-Auth, the credential the attempt sent (the token of `Authorization`, else `x-api-key` or
+ *   Azure's `api-key`), each at least `MIN_SECRET_CHARS` (8) characters (a shorter one would rewrite
+ *   ordinary text);
+ * - every response header value the client gets, on every answer: a value shorter than the shortest
+ *   secret costs one length comparison (most do: provider keys are 40-170 characters), a longer one an
+ *   `includes` per secret;
  * - a passed-through error body (non-2xx), with the key shapes of `redactSecrets` besides;
  * - an error body the gateway maps into the client's dialect, before the transport's `mapError` reads it
  *   (./mapped.ts), likewise;
@@ -20,28 +24,29 @@
  * Each secret is replaced by {@link REDACTED}. Matching is on bytes: header values and bodies are
  * read as latin1 (one character per byte), so a body that is not UTF-8 keeps its other bytes.
  */
-import type { UpstreamRequest } from '../providers/types.ts';
+import type { ProviderConfig } from '../../shared/config.ts';
+import { asBytes, secretForm } from '../../shared/secret-form.ts';
+import type { ProviderCall, UpstreamRequest } from '../providers/types.ts';
 import { redactSecrets } from '../translators/shared/provider-errors.ts';
 
 /** What a redacted credential becomes. */
 export const REDACTED = '***';
 
-/** The shortest credential redacted (characters): below it, ordinary text would match. */
-const MIN_SECRET_CHARS = 8;
-
-/** `s` as latin1 text of its UTF-8 bytes (how header values and bodies are read here); `s` itself when ASCII. */
-function asBytes(s: string): string {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return Buffer.from(s, 'utf8').toString('latin1');
-  return s;
-}
-
-function usable(s: string | null | undefined): string | null {
-  return s !== null && s !== undefined && s.length >= MIN_SECRET_CHARS ? asBytes(s) : null;
+/**
+ * The provider's configured key in its searched form: worked out once when the config was built
+ * (`config.secret`); a config written by hand (tests) has it worked out here.
+ */
+export function configuredSecret(config: ProviderConfig | undefined): string | null {
+  if (config === undefined) return null;
+  const secret = config.secret;
+  return secret !== undefined ? secret : secretForm(config.apiKey);
 }
 
 /**
  * The credential an attempt sent upstream: the token of its `Authorization` (after the scheme), else
- * its `x-api-key` (Anthropic) or `api-key` (Azure); null when none, or too short to redact.
+ * its `x-api-key` (Anthropic) or `api-key` (Azure); null when none, or too short to redact. Asked only
+ * when the client brought its own credential (Svc-Auth): with the gateway's key, what is sent is the
+ * provider's configured key ({@link configuredSecret}).
  */
 export function sentCredential(up: UpstreamRequest | null): string | null {
   if (up === null) return null;
@@ -49,15 +54,17 @@ export function sentCredential(up: UpstreamRequest | null): string | null {
   const authorization = h.authorization;
   if (authorization !== undefined) {
     const space = authorization.indexOf(' ');
-    return usable(space < 0 ? authorization : authorization.slice(space + 1));
+    return secretForm(space < 0 ? authorization : authorization.slice(space + 1));
   }
-  return usable(h['x-api-key'] ?? h['api-key']);
+  return secretForm(h['x-api-key'] ?? h['api-key']);
 }
 
-/** The provider's configured key when it is a secret apart from `sent` (see {@link sentCredential}); else null. */
-export function configuredKey(apiKey: string | null | undefined, sent: string | null): string | null {
-  const key = usable(apiKey);
-  return key === sent ? null : key;
+/**
+ * The client's own credential the attempt sent (`call.clientCredential`: Svc-Auth), in its searched
+ * form; null when the gateway's key was sent (then {@link configuredSecret} is the one to redact).
+ */
+export function clientSecret(call: ProviderCall | null, up: UpstreamRequest | null): string | null {
+  return call === null || call.clientCredential == null ? null : sentCredential(up);
 }
 
 /** A response header value (latin1) with secrets `a` and `b` (either null) replaced by {@link REDACTED}. */
@@ -96,12 +103,12 @@ function redactText(text: string, a: string | null, b: string | null): string {
 }
 
 /**
- * `text` less the credentials of the attempt that sent `up` ({@link sentCredential}) and the provider's
- * configured key `apiKey` ({@link configuredKey}), worked out when asked (error paths only: a stream
- * translator's failure).
+ * `text` less the credentials of the attempt of `call` that sent `up`: the client's own
+ * ({@link clientSecret}) and the provider's configured key ({@link configuredSecret}); asked only on
+ * error paths (a stream translator's failure).
  */
-export function redactAttemptText(text: string, up: UpstreamRequest | null, apiKey: string | null | undefined): string {
-  const sent = sentCredential(up);
-  const key = configuredKey(apiKey, sent);
-  return redactText(text, sent ?? key, sent === null ? null : key);
+export function redactAttemptText(text: string, call: ProviderCall | null, up: UpstreamRequest | null): string {
+  const sent = clientSecret(call, up);
+  const key = configuredSecret(call?.config);
+  return redactText(text, sent ?? key, sent === null || sent === key ? null : key);
 }

@@ -14,7 +14,7 @@ import { answerUndecodable } from './failure.ts';
 import { headerNameToString, parseHeaders } from '../upstream-agent.ts';
 import type { UpstreamExchange } from './exchange.ts';
 import { answerMappedBody, answerMappedError, answerMappedStream } from './mapped.ts';
-import { configuredKey, redactErrorBody, redactHeaderValue, sentCredential } from './provider-secrets.ts';
+import { clientSecret, configuredSecret, redactErrorBody, redactHeaderValue } from './provider-secrets.ts';
 import { removedMembersHeader } from './removed-members.ts';
 import { retryIfAllowed } from './retry.ts';
 
@@ -44,6 +44,9 @@ interface ProviderHead {
  * when `secret` is.
  */
 function readHead(raw: Buffer[], secret: string | null, other: string | null): ProviderHead {
+  // A value shorter than every secret cannot hold one: most values (provider keys are 40-170
+  // characters) cost this one comparison, and no search.
+  const shortest = secret === null ? Infinity : other === null || other.length > secret.length ? secret.length : other.length;
   let list: string[] = [];
   let contentType = '';
   let contentLength: string | undefined;
@@ -63,7 +66,7 @@ function readHead(raw: Buffer[], secret: string | null, other: string | null): P
     if (name === 'content-type') contentType = contentType === '' ? value : `${contentType}, ${value}`;
     else if (name === 'content-encoding') contentEncoding = contentEncoding === undefined ? value : `${contentEncoding}, ${value}`;
     else if (name === 'retry-after') retryAfter = value;
-    list.push(name, secret === null ? value : redactHeaderValue(value, secret, other));
+    list.push(name, value.length < shortest ? value : redactHeaderValue(value, secret, other));
   }
   // The Connection header may follow the headers it names, so they are taken out after the pass (rare).
   const nominated = connection === undefined ? null : connectionNominated(connection);
@@ -77,9 +80,14 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   ctx.responseAtMs = performance.now();
   // From here the timeout is the provider's silence between pieces of the answer.
   ctx.deadlineMs = ctx.responseAtMs + ctx.gw.config.server.upstreamTimeoutMs;
-  const sent = sentCredential(ctx.upstream);
-  const key = configuredKey(ctx.call?.config.apiKey, sent);
-  const head = readHead(raw, sent ?? key, sent === null ? null : key);
+  // The secrets to redact: the provider's key (its searched form worked out at load) and, only when the
+  // client brought its own, the credential sent (./provider-secrets.ts).
+  const call = ctx.call;
+  const sent = clientSecret(call, ctx.upstream);
+  const key = configuredSecret(call?.config);
+  const secret = sent ?? key;
+  const other = sent === null || sent === key ? null : key;
+  const head = readHead(raw, secret, other);
   const router = ctx.router;
   // Read only when a router keeps the provider's health (its cool-down caps the ejection).
   const retryAfter = router === null || head.retryAfter === undefined ? null : retryAfterMs(head.retryAfter, Date.now(), router.config.health.coolDownMs);
@@ -113,10 +121,10 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   const decoder = coding === null ? null : createDecoder(coding);
   if (coding !== null && decoder === null) return exchange.refuse(answerUndecodable(ctx, coding, null));
   responseStarted(ctx, isStream);
-  if (!ok && !binding.mapsErrors) passThroughError(exchange, status, head, sent ?? key, sent === null ? null : key);
+  if (!ok && !binding.mapsErrors) passThroughError(exchange, status, head, secret, other);
   else {
     const headers = headersObject(addGatewayHeaders(ctx, head.list));
-    if (!ok) answerMappedError(exchange, status, headers, parseHeaders(raw), sent ?? key, sent === null ? null : key);
+    if (!ok) answerMappedError(exchange, status, headers, parseHeaders(raw), secret, other);
     else if (isStream) answerMappedStream(exchange, status, headers);
     else answerMappedBody(exchange, headers);
   }
