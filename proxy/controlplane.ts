@@ -9,7 +9,9 @@
  * Jitter" (Marc Brooker, 2015). Cached keys stay valid while the link is down; until the first
  * snapshot arrives, {@link ControlPlaneClient.ready} is false and the proxy answers 503. When admin
  * ends the link because its key was revoked (`KEY_GONE_CLOSE_CODE`), that is logged as an error and
- * the proxy goes on as when admin is down (admin refuses the key on every retry). A link on
+ * the proxy goes on as when admin is down (admin refuses the key on every retry); /health's
+ * `downReason` says so, and the records the full log queue then drops are logged at error level,
+ * one line per `dropReportIntervalMs` with their number, not one per record. A link on
  * which nothing arrives (admin pings every 15 s) for `livenessTimeoutMs` is considered dead and
  * replaced, so a silent network partition is detected too.
  *
@@ -61,6 +63,12 @@ export interface LinkHealth {
   reconnectAttempts: number;
   keysHeld: number;
   ready: boolean;
+  /**
+   * Why the link is down (null while it is up): admin closed it because its key was revoked or
+   * deleted (KEY_GONE, 4001: kept until a link opens again, since every retry is refused for it),
+   * refused it (the HTTP status), a link error, or the close code.
+   */
+  downReason: string | null;
 }
 
 /** Options of the client. Times in ms. */
@@ -86,6 +94,8 @@ export interface ControlPlaneOptions {
   promptTimeoutMs?: number;
   /** How often the ids of the keys used since the last report go to admin (`keys.used`). Default 3,000 ms. */
   usageReportIntervalMs?: number;
+  /** How often log records the full queue dropped since the last report are logged (one error line). Default 10,000 ms. */
+  dropReportIntervalMs?: number;
 }
 
 /** The control-plane client. Create with {@link ControlPlaneClient.start}. */
@@ -102,7 +112,14 @@ export class ControlPlaneClient {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private livenessTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Why the link is down, for /health; null while it is up. */
+  private downReason: string | null = 'not connected yet';
+  /** Admin closed the link with KEY_GONE: its reason stands over the refusals that follow, until a link opens. */
+  private keyGone = false;
   private readonly flushTimer: NodeJS.Timeout;
+  private readonly dropTimer: NodeJS.Timeout;
+  /** The queue's drop count at the last report. */
+  private droppedReported = 0;
   /**
    * True once the current link delivered its key snapshot, false again when it closes: admin
    * accepted the link. Until then a `keys.used` report could go out on a link admin is refusing
@@ -137,6 +154,10 @@ export class ControlPlaneClient {
     this.flushTimer.unref();
     this.usageTimer = setInterval(() => this.reportUsage(), options.usageReportIntervalMs ?? 3_000);
     this.usageTimer.unref();
+    // Drops are reported on a timer of their own: a full queue drops a record per request, and one
+    // line per interval says how many without flooding the log.
+    this.dropTimer = setInterval(() => this.reportDrops(), options.dropReportIntervalMs ?? 10_000);
+    this.dropTimer.unref();
   }
 
   /**
@@ -185,7 +206,23 @@ export class ControlPlaneClient {
 
   /** Link state for /health. */
   health(): LinkHealth {
-    return { connected: this.connected, since: this.since.toISOString(), reconnectAttempts: this.attempts, keysHeld: this.keys.size, ready: this.ready };
+    return { connected: this.connected, since: this.since.toISOString(), reconnectAttempts: this.attempts, keysHeld: this.keys.size, ready: this.ready, downReason: this.downReason };
+  }
+
+  /** Logs, at error level, the records the full queue dropped since the last report (nothing when none). */
+  private reportDrops(): void {
+    const dropped = this.queue.dropped;
+    if (dropped === this.droppedReported) return;
+    this.options.logger.error(
+      { dropped: dropped - this.droppedReported, droppedTotal: dropped, linkConnected: this.connected, linkDownReason: this.downReason },
+      'log records dropped: the log queue was full (the control-plane link is down or admin is not keeping up)',
+    );
+    this.droppedReported = dropped;
+  }
+
+  /** Records why the link is down, unless admin's KEY_GONE already says why (the refusals follow from it). */
+  private noteDown(reason: string): void {
+    if (!this.keyGone) this.downReason = reason;
   }
 
   private connect(): void {
@@ -209,6 +246,8 @@ export class ControlPlaneClient {
     });
     this.ws = ws;
     ws.on('open', () => {
+      this.downReason = null;
+      this.keyGone = false;
       this.alive(ws);
       this.setConnected(true);
       this.stableTimer = setTimeout(() => (this.attempts = 0), this.options.stableAfterMs ?? 60_000);
@@ -235,16 +274,20 @@ export class ControlPlaneClient {
     });
     ws.on('unexpected-response', (_req, res) => {
       this.options.logger.error({ status: res.statusCode }, 'control plane refused the link (check SVC_CONTROL_PLANE_API_KEY)');
+      this.noteDown(`admin refused the link (HTTP ${res.statusCode}): check SVC_CONTROL_PLANE_API_KEY`);
       ws.terminate();
     });
     ws.on('error', (err) => {
       this.options.logger.warn({ err: err.message }, 'control plane link error');
+      this.noteDown(`link error: ${err.message}`);
     });
     ws.on('close', (code, reason) => {
       if (this.ws !== ws) return;
       if (code === KEY_GONE_CLOSE_CODE) {
         this.options.logger.error({ reason: reason.toString() }, 'control plane closed the link: its control-plane API key (SVC_CONTROL_PLANE_API_KEY) was revoked or deleted; serving on with the keys held until a live key is configured');
-      }
+        this.downReason = `the control-plane API key (SVC_CONTROL_PLANE_API_KEY) was revoked or deleted: admin closed the link (${code}: ${reason.toString()}) and refuses it until a live key is configured; log records wait in the queue, the oldest dropped when it is full`;
+        this.keyGone = true;
+      } else if (this.downReason === null) this.noteDown(`link closed (code ${code})`);
       this.ws = null;
       this.linkSynced = false;
       if (this.stableTimer) clearTimeout(this.stableTimer);
@@ -361,6 +404,8 @@ export class ControlPlaneClient {
     this.closed = true;
     clearInterval(this.flushTimer);
     clearInterval(this.usageTimer);
+    clearInterval(this.dropTimer);
+    this.reportDrops();
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.stableTimer) clearTimeout(this.stableTimer);
     if (this.livenessTimer) clearTimeout(this.livenessTimer);

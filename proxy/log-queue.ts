@@ -217,6 +217,11 @@ export class LogQueue {
     });
   }
 
+  /** Records dropped so far (the full queue's oldest, or unserializable): `getStats().dropped` without building the stats. */
+  get dropped(): number {
+    return this.stats.dropped;
+  }
+
   /** Current counters. */
   getStats(): LogQueueStats {
     let inFlight = 0;
