@@ -6,7 +6,8 @@
  * whose share of 5xx and connection errors over the window exceeds `health.error-threshold`, with at
  * least `health.min-requests` attempts, leaves the pool for `health.cool-down`; after that one probe
  * request is let through, and its success returns the provider to the pool (its failure restarts the
- * cool-down). A 429 takes the provider out for its `Retry-After` (default 1 s). When every provider
+ * cool-down). A 429 takes the provider out for its `Retry-After` (seconds or an HTTP date; default 1 s; at most
+ * `health.cool-down`, ../balancer/retry-after.ts). When every provider
  * is out, the least recently ejected one is used rather than failing the request.
  *
  * Providers the gateway holds no credentials for are left out of the choice while the router has
