@@ -152,31 +152,31 @@ export class RouterRuntime {
   }
 
   /**
-   * model-mappings: each mapped model's members among `usable`, less those known to lack it and
-   * without a mapping for it. Only a known lack excludes: a member may serve a model the table does
-   * not list (Ollama serves what was pulled; a model newer than the table).
+   * model-mappings: each mapped model's members among `usable`, less those that lack it and have no
+   * mapping for it. A member lacks a model its configured `models` list leaves out; without a list,
+   * one the model table does not list at it (unless the table lists nothing for it), since a request
+   * sent there is a 404 and router retries do not cover 4xx.
    */
   private mappedMembers(lb: LoadBalanceConfig, usable: readonly ProviderName[]): ReadonlyMap<string, readonly ProviderName[]> {
     const mapped = new Map<string, readonly ProviderName[]>();
     if (lb.strategy !== 'model-mappings') return mapped;
     const tabled = new Set(listModels().map((m) => m.provider));
     for (const [model, candidates] of Object.entries(lb.modelMappings)) {
-      const inTable = [...tabled].some((p) => getModelInfo(p, model) !== null);
-      const able = usable.filter((p) => !this.lacks(p, model, tabled, inTable) || candidates.some((c) => c.startsWith(`${p}/`)));
+      const able = usable.filter((p) => !this.lacks(p, model, tabled) || candidates.some((c) => c.startsWith(`${p}/`)));
       if (able.length > 0) mapped.set(model, able);
     }
     return mapped;
   }
 
   /**
-   * Whether `provider` is known not to offer `model`: its configured `models` list leaves it out, or
-   * (no list) the table lists models for the provider (`tabled`) and knows the model (`inTable`: at
-   * some provider) but not at this one. A provider or model the table does not know is not known to lack it.
+   * Whether `provider` lacks `model`: its configured `models` list leaves it out, or (no list) the
+   * table lists models for the provider (`tabled`) but not this one, whether or not it lists the
+   * model at another provider. Only a provider the table lists nothing for is taken to serve any model.
    */
-  private lacks(provider: ProviderName, model: string, tabled: ReadonlySet<ProviderName>, inTable: boolean): boolean {
+  private lacks(provider: ProviderName, model: string, tabled: ReadonlySet<ProviderName>): boolean {
     const listed = this.providers[provider]?.models ?? [];
     if (listed.length > 0) return !listed.includes(model);
-    return inTable && tabled.has(provider) && getModelInfo(provider, model) === null;
+    return tabled.has(provider) && getModelInfo(provider, model) === null;
   }
 
   /** The load-balance settings of a load-balance key. */

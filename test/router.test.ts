@@ -150,15 +150,16 @@ test('model-mappings: a mapped model never goes to a member that neither offers 
   assert.deepEqual(picks(rt, 'chat', 'unmapped-model'), ['anthropic', 'bedrock', 'openai'], 'a model without mappings is balanced over every member');
 });
 
-test('model-mappings: a member the model table does not know to lack the model stays eligible for it', () => {
-  // Ollama serves whatever is pulled (qwen3 is not in the table); a model newer than the table is
-  // not known to be missing at a provider the table lists either.
+test('model-mappings: a member the model table covers lacks a model the table does not list at it', () => {
+  // Every provider has models in the table (Ollama a few of its library's), so without a configured
+  // `providers.<p>.models` list a member is eligible for a mapped model only where the table lists it
+  // or where it has a mapping for it: qwen3, mapped only for openai, went to anthropic/qwen3 (a 404).
   const { rt } = runtime({
     'load-balance': {
       chat: {
         strategy: 'model-mappings',
         providers: ['openai', 'ollama', 'anthropic'],
-        'model-mappings': { qwen3: ['openai/gpt-4o-mini'], 'gpt-9-newer-than-the-table': ['anthropic/claude-sonnet-4-5'] },
+        'model-mappings': { qwen3: ['openai/gpt-4o-mini'], 'gpt-9-newer-than-the-table': ['anthropic/claude-sonnet-4-5'], 'llama3.2': ['openai/gpt-4o-mini'] },
       },
     },
   });
@@ -170,8 +171,27 @@ test('model-mappings: a member the model table does not know to lack the model s
     }
     return [...seen].sort();
   };
-  assert.deepEqual(sent('qwen3'), ['anthropic/qwen3', 'ollama/qwen3', 'openai/gpt-4o-mini'], 'no member is known to lack qwen3');
-  assert.deepEqual(sent('gpt-9-newer-than-the-table'), ['anthropic/claude-sonnet-4-5', 'ollama/gpt-9-newer-than-the-table', 'openai/gpt-9-newer-than-the-table']);
+  assert.deepEqual(sent('qwen3'), ['openai/gpt-4o-mini'], 'the table lists qwen3 at neither anthropic nor ollama');
+  assert.deepEqual(sent('gpt-9-newer-than-the-table'), ['anthropic/claude-sonnet-4-5']);
+  assert.deepEqual(sent('llama3.2'), ['ollama/llama3.2', 'openai/gpt-4o-mini'], 'the table lists llama3.2 at ollama');
+});
+
+test('model-mappings: a configured models list decides for its provider', () => {
+  // Ollama serves what was pulled: its operator lists it, and the list wins over the table.
+  const config = buildConfig(
+    {
+      providers: { ollama: { models: ['qwen3'] } },
+      routers: { r: { 'load-balance': { chat: { strategy: 'model-mappings', providers: ['openai', 'ollama', 'anthropic'], 'model-mappings': { qwen3: ['openai/gpt-4o-mini'] } } } } },
+    },
+    {},
+  );
+  const rt = new RouterRuntime(config.routers.r!, config.providers, () => 1000);
+  const seen = new Set<string>();
+  for (let i = 0; i < 300; i++) {
+    const c = rt.choose('chat', 'qwen3')!;
+    seen.add(`${c.provider}/${c.model}`);
+  }
+  assert.deepEqual([...seen].sort(), ['ollama/qwen3', 'openai/gpt-4o-mini']);
 });
 
 test('model-mappings: a member whose configured models list lacks the mapped model is left out', () => {
