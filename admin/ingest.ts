@@ -148,11 +148,15 @@ export const COST_NOTES = {
 
 /**
  * Token counts and their source: the provider's usage; the gateway's estimate the client was given in its usage
- * (marked {@link ESTIMATED_USAGE_MEMBER}: the provider reported none); or an estimate made here when no usage came on a 2xx.
+ * (marked {@link ESTIMATED_USAGE_MEMBER}: the provider reported none; trusted only on Bedrock's embeddings); or an estimate made here when no usage came on a 2xx.
  */
 function tokenCounts(r: LogRecord): { usage: RecordUsage | null; prompt: number | null; completion: number | null; source: string | null } {
   const usage = readUsage(r);
-  if (usage && mergedUsageObject(r)?.[ESTIMATED_USAGE_MEMBER] === ESTIMATED_USAGE_VALUE) {
+  // The marker is honoured only where the gateway itself puts it (embeddings answered by Bedrock,
+  // proxy/translators/openai-embeddings-to-bedrock-embeddings.ts): any other answer may be a provider's
+  // passed through as it came, and a provider writing the marker would otherwise have its usage
+  // (cached tokens, so the cost) dropped.
+  if (usage && r.endpoint === 'embeddings' && r.provider === 'bedrock' && mergedUsageObject(r)?.[ESTIMATED_USAGE_MEMBER] === ESTIMATED_USAGE_VALUE) {
     return { usage: null, prompt: usage.promptTokens, completion: usage.completionTokens ?? 0, source: 'estimated' };
   }
   if (usage) return { usage, prompt: usage.promptTokens, completion: usage.completionTokens, source: 'provider' };

@@ -16,6 +16,7 @@ import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { recordToRow } from '../admin/ingest.ts';
 import type { ChatCompletionRequest } from '../shared/chat.ts';
+import type { LogRecord } from '../shared/record.ts';
 import { uncountedReasoningTokens } from '../shared/reasoning-usage.ts';
 import { messagesUsage } from '../proxy/translators/anthropic-messages-to-openai-chat/index.ts';
 import { anthropicUsage, createAnthropicStreamMapper } from '../proxy/translators/openai-chat-to-anthropic-messages.ts';
@@ -120,5 +121,35 @@ describe('estimated embeddings tokens (no usage from the provider)', () => {
   it('texts are counted one by one', () => {
     assert.equal(promptTokens('hello world'), 2);
     assert.equal(promptTokens(['hello world', 'hello world']), 4);
+  });
+});
+
+describe('the estimated-usage marker (svc_token_count)', () => {
+  const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, prompt_tokens_details: { cached_tokens: 80 }, svc_token_count: 'estimate' };
+  const row = (over: Partial<LogRecord>) => recordToRow(logRecord(randomUUID(), { usage: usage as LogRecord['usage'], responseBody: { object: 'chat.completion', choices: [], usage }, ...over }));
+
+  it('is not trusted from a provider that passed its answer through: its usage stays the provider\'s, cached tokens and all', () => {
+    const r = row({ provider: 'openai' });
+    assert.equal(r.tokens_source, 'provider');
+    assert.equal(r.prompt_cache_read_tokens, 80);
+    assert.equal(row({ provider: 'bedrock' }).tokens_source, 'provider', 'bedrock chat: the gateway never marks it');
+    assert.equal(row({ provider: 'openai', endpoint: 'embeddings' }).tokens_source, 'provider', 'embeddings of another provider');
+  });
+
+  it('is honoured where the gateway puts it: embeddings answered by bedrock', () => {
+    const marked = { prompt_tokens: 7, total_tokens: 7, svc_token_count: 'estimate' };
+    const r = recordToRow(
+      logRecord(randomUUID(), {
+        endpoint: 'embeddings',
+        path: '/ai/embeddings',
+        provider: 'bedrock',
+        modelSent: 'amazon.titan-embed-text-v2:0',
+        requestBody: { model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'hello' },
+        responseBody: { object: 'list', data: [], model: 'amazon.titan-embed-text-v2:0', usage: marked },
+        usage: marked as LogRecord['usage'],
+      }),
+    );
+    assert.equal(r.tokens_source, 'estimated');
+    assert.equal(r.prompt_tokens, 7);
   });
 });
