@@ -430,6 +430,16 @@ describe('chunk stream → Messages stream (edge cases)', () => {
     assert.deepEqual(list, [{ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }]);
   });
 
+  it('a non-JSON error event is redacted before it is cut to 500 characters: a key straddling character 500 leaves no prefix', async () => {
+    const key = 'gsk_' + 'K'.repeat(60);
+    const text = 'x'.repeat(480) + key + ' tail';
+    const redactor = { redactProviderText: (t: string) => t.replaceAll(key, '***') };
+    const list = events(await run(createMessagesStreamTranslator({ ...call({}, 'groq'), redactor }), [sse(`event: error\ndata: ${text}`)]));
+    const message = (list[0] as unknown as { error: { message: string } }).error.message;
+    assert.ok(!message.includes('gsk_K'), message.slice(470));
+    assert.equal(message, 'x'.repeat(480) + '*** tail');
+  });
+
   it('keeps multi-byte UTF-8 intact when split inside a character', async () => {
     const input = sse(chunk({ content: 'héllo 😊 ' }), chunk({ reasoning_content: 'ünïcode' }), chunk({}, 'stop'), 'data: [DONE]');
     const { message } = fold(events(await run(createMessagesStreamTranslator(call()), split(input, 1))));

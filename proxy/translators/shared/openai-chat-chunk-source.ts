@@ -85,6 +85,8 @@ export abstract class ChatChunkSourceStream extends SseTranslatorStream {
       parsed = undefined;
     }
     if (isRecord(parsed)) return this.failWithError(isRecord(parsed.error) ? parsed.error : parsed);
-    this.fail(this.serverErrorType, data.trim() ? providerErrorText(data.trim().slice(0, 500), this.call) : `The ${this.providerName()} reported an error mid-stream`);
+    // Redacted whole, then cut: cut first, a credential straddling the cut would keep its prefix.
+    const text = data.trim();
+    this.fail(this.serverErrorType, text ? providerErrorText(text, this.call).slice(0, 500) : `The ${this.providerName()} reported an error mid-stream`);
   }
 }
