@@ -109,3 +109,16 @@ test('an answer outgrowing the collect limit: the decoder is destroyed (stopRead
   });
   assert.equal(decoder.destroyed, true);
 });
+
+test('the client left after the provider finished: abort() releases the decoder and the mapper', () => {
+  // Once undici called onComplete its abort does nothing and onError never runs: the client's leaving
+  // (pipeline/finish.ts calls exchange.abort) is the last chance to let go of a mapper nobody reads.
+  const { ctx } = fakeContext(false);
+  const mapper = new PassThrough({ highWaterMark: 1 });
+  const { exchange, decoder } = decodingStream(ctx, mapper);
+  exchange.onComplete();
+  (ctx as { finished: boolean }).finished = true;
+  exchange.abort(new Error('client closed the connection'));
+  assert.equal(mapper.destroyed, true, 'the mapper holding output nobody reads is destroyed');
+  assert.equal(decoder.destroyed, true);
+});

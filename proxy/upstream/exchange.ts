@@ -132,7 +132,13 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
     this.sink = Sink.Discard;
   }
 
+  /**
+   * Stops the attempt (the client left, or its deadline passed; only abnormal ends call it). The
+   * decoder and mapper are released here too: once undici called `onComplete` its abort does nothing
+   * and `onError` never runs, so a mapper paused on a client that left would live until garbage collection.
+   */
   abort(reason: Error): void {
+    this.release();
     if (this.abortRequest) this.abortRequest(reason);
     else this.abortReason = reason;
   }
@@ -264,7 +270,7 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   }
 
   /**
-   * The exchange ended abnormally ({@link halt}, {@link onError}: the client left, the provider's
+   * The exchange ended abnormally ({@link halt}, {@link abort}, {@link onError}: the client left, the provider's
    * connection broke or went silent): the decoder and the mapper are destroyed at once, so the zlib
    * handle and what either buffered go now rather than at garbage collection, and a mapper waiting
    * for the rest of the stream is not left open. Two null checks when there are neither.
