@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { GatewayError } from '../proxy/errors.ts';
 import { requestPipeline } from '../proxy/gateway.ts';
+import { fail } from '../proxy/pipeline/fail.ts';
 import { definePipeline, resume, run, SUSPEND, type Stage } from '../proxy/pipeline/pipeline.ts';
 import { authenticate } from '../proxy/stages/authenticate.ts';
 import { chooseProvider } from '../proxy/stages/choose-provider.ts';
@@ -101,6 +102,26 @@ test('a rejection is answered by fail; an unexpected error is a logged 500', asy
   assert.equal(ctx.res.statusCode, 500);
   assert.equal(ctx.res.json().error.code, 'internal_error');
   assert.ok(lines.some((l) => l.includes('unexpected error in the request path') && l.includes(ctx.id)));
+});
+
+test('a rejection after the request was answered (server.request-timeout\'s 408) changes nothing', async () => {
+  // request-timeout.ts answers through fail while a stage's promise (a Redis read) is pending; its
+  // later rejection must not overwrite the outcome the log records nor log an unexpected error.
+  order.length = 0;
+  const lines: string[] = [];
+  const gw = makeRuntime({ pipeline: definePipeline([promised, never]), lines });
+  runtimes.push(gw);
+  const ctx = makeContext(gw);
+  run(ctx, 0);
+  fail(ctx, new GatewayError(408, 'the request took too long', 'invalid_request_error', 'request_timeout'));
+  rejectNext!(new TypeError('redis went away'));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, ['promised']);
+  assert.equal(ctx.res.statusCode, 408);
+  assert.equal(ctx.status, 408);
+  assert.equal(ctx.errorCode, 'request_timeout');
+  assert.equal(ctx.error, 'the request took too long');
+  assert.ok(!lines.some((l) => l.includes('unexpected error in the request path')), 'no spurious error line');
 });
 
 test('a run suspended when the client left does not resume', async () => {

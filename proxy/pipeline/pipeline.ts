@@ -6,8 +6,8 @@
  * A stage is a module-level function of the context and returns:
  *  - nothing: it is done, and the next stage runs at once (the common case);
  *  - a Promise: the run suspends and resumes at the next stage once it fulfils; a rejection is
- *    answered by `fail` (the rare async paths: a Redis rate-limit check, a managed prompt, a signing
- *    provider; only these allocate a closure);
+ *    answered by `fail` unless the request was answered meanwhile (the rare async paths: a Redis
+ *    rate-limit check, a managed prompt, a signing provider; only these allocate a closure);
  *  - {@link SUSPEND}: it waits on events through shared handlers and calls {@link resume} itself
  *    (reading the body).
  * A thrown error stops the run and is answered by `fail`. Router retries enter the same array again
@@ -61,7 +61,7 @@ export function run(ctx: RequestContext, from: number): void {
       const out = stages[i++]!(ctx);
       if (out === undefined) continue;
       ctx.next = i;
-      if (out !== SUSPEND) out.then(() => resume(ctx), (err: unknown) => fail(ctx, err));
+      if (out !== SUSPEND) out.then(() => resume(ctx), (err: unknown) => rejected(ctx, err));
       return;
     }
   } catch (err) {
@@ -77,4 +77,14 @@ export function run(ctx: RequestContext, from: number): void {
 export function resume(ctx: RequestContext): void {
   if (ctx.finished || ctx.res.headersSent) return;
   run(ctx, ctx.next);
+}
+
+/**
+ * A stage's promise rejected: answered by `fail`, unless the response is already over or answered
+ * (as {@link resume}): server/request-timeout.ts may have answered 408 while the stage waited, and a
+ * second `fail` would overwrite the status and error the log records and log an error nobody got.
+ */
+function rejected(ctx: RequestContext, err: unknown): void {
+  if (ctx.finished || ctx.res.headersSent) return;
+  fail(ctx, err);
 }
