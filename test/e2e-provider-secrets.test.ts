@@ -10,6 +10,7 @@
  * - The same for an error the gateway maps into the client's dialect (Messages → Groq, Responses and chat → Anthropic,
  *   chat → Gemini and Bedrock), whatever the key looks like (Groq's `gsk-…`, Gemini's, a Bedrock API key, a client's
  *   own), and for the error event a translated stream ends with when the provider's stream fails repeating the key.
+ * - A passed-through 2xx stream's error event repeating the key reaches the client as sent (unscanned), the log redacted.
  * - Connection-nominated headers (RFC 9110 §7.6.1): a header the provider's `Connection` names is not forwarded to the
  *   client (passed through and mapped), nor a header the client's `Connection` names to the provider.
  * - Response header names like `constructor` and `__proto__` reach the client of a mapped answer as sent.
@@ -166,6 +167,32 @@ describe("the provider's key never reaches the client through a translated strea
       // The provider's message reached the client's error event, its key redacted.
       assert.match(text, /upstream overloaded for key [^"]*\*\*\*/);
       assertNoSecret('the log', await loggedText(res.headers.get('svc-id')!), secrets);
+    });
+  }
+});
+
+/**
+ * Passed-through 2xx streams: the client gets the provider's bytes as they came, unscanned (the common path does not
+ * pay for a search; ../proxy/upstream/provider-secrets.ts), but the log's error and stored body are redacted.
+ */
+const PASSED_THROUGH_STREAMS: Array<{ name: string; path: string; model: string }> = [
+  { name: 'Messages → anthropic', path: '/v1/messages', model: 'anthropic/echo-key-stream' },
+  { name: 'chat completions → openai', path: '/ai/chat/completions', model: 'openai/echo-key-stream' },
+  { name: 'chat completions → groq', path: '/ai/chat/completions', model: 'groq/echo-key-stream' },
+  { name: 'chat completions → gemini', path: '/ai/chat/completions', model: 'gemini/echo-key-stream' },
+];
+
+describe("the provider's key never reaches the log through a passed-through stream's error event", () => {
+  for (const route of PASSED_THROUGH_STREAMS) {
+    test(`${route.name}: the log's error and body have the key redacted`, async () => {
+      const res = await post(route.path, bodyFor(route.path, route.model, true));
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      // The provider's bytes, as they came.
+      assert.match(text, /upstream overloaded for key /);
+      const logged = await loggedText(res.headers.get('svc-id')!);
+      assert.match(logged, /upstream overloaded for key [^"]*\*\*\*/);
+      assertNoSecret('the log', logged);
     });
   }
 });

@@ -12,6 +12,7 @@ import type { LogRecord } from '../../shared/record.ts';
 import type { LogRecordHead } from '../../shared/record-head.ts';
 import { logHeaders, MAX_SESSION_ID, MAX_SESSION_PATH, sessionHeaders } from '../pipeline/headers.ts';
 import type { RequestContext } from '../pipeline/context.ts';
+import { redactAttemptText } from '../upstream/provider-secrets.ts';
 import { ResponseRecorder, type RecordedResponse } from './response-recorder.ts';
 import type { ResponseObserver } from './types.ts';
 
@@ -108,6 +109,31 @@ export function sessionIdOf(ctx: RequestContext, clientSessionId?: string | null
   return typeof id === 'string' ? id : null;
 }
 
+/**
+ * `rec` of a stream that carried an error event, its error and body less the attempt's credentials
+ * (../upstream/provider-secrets.ts `redactAttemptText`). A passed-through 2xx stream reaches the client as the
+ * provider sent it, unscanned (a successful stream pays nothing for redaction), so an error event repeating the
+ * key is redacted here, for the log only, once the response is over. A mapped stream's error event was redacted
+ * by its translator already; redacting again finds nothing.
+ */
+function redactedStreamError(ctx: RequestContext, rec: RecordedResponse): RecordedResponse {
+  const redact = (text: string): string => redactAttemptText(text, ctx.call, ctx.upstream);
+  let body = rec.body;
+  if (body !== null && body !== undefined) {
+    const text = JSON.stringify(body);
+    const out = redact(text);
+    if (out !== text) {
+      try {
+        body = JSON.parse(out);
+      } catch {
+        // A credential that matched across JSON's syntax (one holding a quote): kept as text.
+        body = { raw: out };
+      }
+    }
+  }
+  return { ...rec, error: rec.error === null ? null : redact(rec.error), body };
+}
+
 /** Records responses and queues a log record per request (compose it only with observability on). */
 export const logRecordObserver: ResponseObserver = {
   name: 'log-record',
@@ -120,7 +146,9 @@ export const logRecordObserver: ResponseObserver = {
   onFinish(ctx) {
     const controlPlane = ctx.gw.controlPlane;
     if (!ctx.key || !ctx.body || !controlPlane || !ctx.kind.logged) return;
-    const rec = ctx.recorder?.finish(ctx.status) ?? null;
+    const recorder = ctx.recorder;
+    let rec = recorder?.finish(ctx.status) ?? null;
+    if (rec !== null && recorder!.hadStreamError) rec = redactedStreamError(ctx, rec);
     controlPlane.queue.push(buildLogRecordHead(ctx, rec), ctx.rawBodyLogged ? ctx.rawBody : null, rec?.raw ?? null);
   },
 };

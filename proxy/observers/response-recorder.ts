@@ -163,6 +163,15 @@ export class ResponseRecorder implements TextBudget {
     if (fold) this.assembled = fold(this.assembled, chunk, this);
   }
 
+  /**
+   * True when the stream carried an error event (its text is the record's error). A passed-through stream reaches
+   * the client unscanned, so such an error may repeat the attempt's credentials: the log redacts it then
+   * (./log-record.ts), and only then.
+   */
+  get hadStreamError(): boolean {
+    return this.streamError !== null;
+  }
+
   /** {@link TextBudget}: grows assembled stream text up to the cap, then marks the record truncated. */
   append(current: unknown, piece: string): string {
     if (this.contentBytes + piece.length > this.capBytes) {

@@ -19,7 +19,11 @@
  * - the provider's text a stream translator puts in the error event it ends a failed stream with
  *   (`call.redactor`, ./exchange.ts `redactProviderText`, through {@link redactAttemptText}).
  * A successful body is never read for this: it stays the provider's bytes (or its mapped stream), streamed as they
- * come, and the stream translators redact only when they fail.
+ * come, and the stream translators redact only when they fail. So an error event inside a passed-through 2xx
+ * stream (Messages → Anthropic, chat → OpenAI, Groq, Gemini) reaches the client as the provider sent it, a
+ * choice: scanning every passed-through stream would cost every successful request a search per piece. The log
+ * redacts it (the record's error and body, through {@link redactAttemptText}, off the request path, only when the
+ * stream carried an error event: ../observers/log-record.ts).
  *
  * Each secret is replaced by {@link REDACTED}. Matching is on bytes: header values and bodies are
  * read as latin1 (one character per byte), so a body that is not UTF-8 keeps its other bytes.
