@@ -143,6 +143,20 @@ for (const p of pipelined) {
   });
 }
 
+test('pipelined: a complete request waiting on its provider keeps its answer when the next request\'s headers are too slow', async () => {
+  // The timeout is the second request's headers (no context yet): a raw 408 written at once went out
+  // ahead of the first request's answer, which was then lost. The first is answered and the
+  // connection closes after it.
+  const first = { model: `openai/delay-${PROVIDER_DELAY_MS}`, messages: [{ role: 'user', content: 'x' }] };
+  const r = await dripBody(wholeRequest('/ai/chat/completions', first) + 'POST /ai/chat/completions HTTP/1.1\r\nHost: x\r\nX-Slow: ', HEADERS_TIMEOUT_MS / 2, PROVIDER_DELAY_MS + 4 * SLACK_MS);
+  const answers = answersOf(r.text);
+  assert.ok(answers.length >= 1, `after ${r.ms} ms: ${r.text || '(nothing answered)'}`);
+  assert.equal(answers[0]!.status, 200, r.text);
+  assert.ok(JSON.parse(answers[0]!.body).id, r.text);
+  assert.equal(answers.length, 1, `nothing after the first answer: ${r.text}`);
+  assert.ok(r.closed, 'the connection is closed');
+});
+
 test(`a body that arrives slowly but whole within the bound is answered`, async () => {
   const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = http.request(`${stack.gatewayUrl}/ai/chat/completions`, { method: 'POST', agent: false, headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' } }, (r) => {
