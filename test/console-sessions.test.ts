@@ -103,7 +103,8 @@ describe('the Sessions page in a browser', { concurrency: false }, () => {
       await page.locator('body').press(key);
       await until(page, `key ${key} opens ${hash}`, async () => (await page.evaluate(() => window.location.hash)) === hash);
     }
-    assert.match((await testId(page, 'nav-sessions').getAttribute('class')) ?? '', /\bactive\b/);
+    // The hash changes before React renders the route, so the mark is waited for, not read at once.
+    await until(page, 'the Sessions link marked active', async () => /\bactive\b/.test((await testId(page, 'nav-sessions').getAttribute('class')) ?? ''));
     await shown(page, testId(page, 'sessions-empty'), 'the empty state');
     assert.equal(await testId(page, 'session-row').count(), 0);
     await screenshot(page, 'sessions-01-empty');
