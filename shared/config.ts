@@ -26,7 +26,7 @@ import {
 import { describeStructError, validateValue } from './validate.ts';
 import { checkModelOverrides, ModelOverrideError, REASONING_EFFORTS, type ModelOverride } from './models.ts';
 import { PROVIDER_NAMES, PROVIDERS, isProviderName, type ProviderName } from './providers.ts';
-import { secretForm } from './secret-form.ts';
+import { escapedSecretForm, secretForm } from './secret-form.ts';
 
 /** Raised when the configuration is invalid; `message` names the key path and what is wrong. */
 export class ConfigError extends Error {
@@ -289,6 +289,11 @@ export interface ProviderConfig {
    * out from `apiKey` when needed.
    */
   secret?: string | null;
+  /**
+   * `secret` JSON-escaped (`/` as `\/`, ./secret-form.ts `escapedSecretForm`), as a provider's JSON error body may
+   * carry it; null when the same as `secret`. Worked out with it, once; absent: worked out when needed (error paths).
+   */
+  secretEscaped?: string | null;
   apiVersion: string | null;
   deployments: Record<string, string>;
   region: string | null;
@@ -456,11 +461,13 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
   for (const name of PROVIDER_NAMES) {
     const p = raw.providers?.[name];
     const info = PROVIDERS[name];
+    const secret = secretForm(info.keyEnv ? env[info.keyEnv] : name === 'bedrock' ? env.AWS_BEARER_TOKEN_BEDROCK : null);
     providers[name] = {
       name,
       baseUrl: (p?.['base-url'] ?? info.defaultBaseUrl).replace(/\/+$/, ''),
       apiKey: info.keyEnv ? env[info.keyEnv] ?? null : null,
-      secret: secretForm(info.keyEnv ? env[info.keyEnv] : name === 'bedrock' ? env.AWS_BEARER_TOKEN_BEDROCK : null),
+      secret,
+      secretEscaped: escapedSecretForm(secret),
       apiVersion: p?.['api-version'] ?? null,
       deployments: p?.deployments ?? {},
       region: p?.region ?? null,

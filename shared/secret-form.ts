@@ -19,3 +19,16 @@ export function asBytes(s: string): string {
 export function secretForm(s: string | null | undefined): string | null {
   return s !== null && s !== undefined && s.length >= MIN_SECRET_CHARS ? asBytes(s) : null;
 }
+
+/**
+ * The JSON-escaped form of a credential in its searched form ({@link secretForm}), as a provider's JSON error body
+ * may carry it: `/` as `\/` (PHP's and some Java encoders write it so; Bedrock API keys and AWS session tokens are
+ * base64, with `/`), `"`, `\` and control characters as JSON.stringify writes them. Null when `secret` is null or
+ * has none of these (its plain form is then the only one). Worked out once per configured key, with its searched
+ * form (shared/config.ts); searched for on error paths only.
+ */
+export function escapedSecretForm(secret: string | null): string | null {
+  if (secret === null) return null;
+  const escaped = JSON.stringify(secret).slice(1, -1).replaceAll('/', '\\/');
+  return escaped === secret ? null : escaped;
+}

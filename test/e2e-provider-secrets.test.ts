@@ -20,8 +20,8 @@ import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { clearStubRequests, fetchRecord, PROVIDER_KEYS, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
 
-/** A Bedrock API key (sent as a bearer token): nothing like `sk-…`. */
-const BEDROCK_TOKEN = 'ABSKQmVkcm9ja0FQSUtleS1wcm92aWRlci1zZWNyZXQ';
+/** A Bedrock API key (sent as a bearer token): nothing like `sk-…`, base64 with `/` and `+`. */
+const BEDROCK_TOKEN = 'ABSKQmVkcm9ja0FQSUtleS1wcm92/aWRlci1zZWNy+ZXQ/x';
 
 let stubbed: StubbedStack;
 let stack: Stack;
@@ -59,8 +59,11 @@ async function loggedText(id: string): Promise<string> {
   return row!.t;
 }
 
+/** `text` carries none of `secrets`, as written or JSON-escaped (`/` as `\/`), nor the part of one before its first `/`. */
 function assertNoSecret(where: string, text: string, secrets: readonly string[] = KEYS): void {
-  for (const key of secrets) assert.ok(!text.includes(key), `${where} carries ${key}: ${text.slice(0, 400)}`);
+  for (const key of secrets) {
+    for (const form of new Set([key, key.replaceAll('/', '\\/'), key.split('/')[0]!])) assert.ok(!text.includes(form), `${where} carries ${form}: ${text.slice(0, 400)}`);
+  }
 }
 
 const PASSED_THROUGH: Array<{ name: string; path: string; body: (model: string) => Record<string, unknown>; providers: string[] }> = [
@@ -127,6 +130,7 @@ const MAPPED: Array<{ name: string; path: string; model: string; status: number;
   { name: 'chat completions → anthropic (own credential)', path: '/ai/chat/completions', model: 'anthropic/echo-key-401', status: 401, own: OWN_ANTHROPIC },
   { name: 'chat completions → gemini', path: '/ai/chat/completions', model: 'gemini/echo-key-401', status: 400 },
   { name: 'chat completions → bedrock', path: '/ai/chat/completions', model: 'bedrock/echo-key-401', status: 403 },
+  { name: 'chat completions → bedrock (the key JSON-escaped, `/` as `\\/`)', path: '/ai/chat/completions', model: 'bedrock/echo-key-escaped-401', status: 403 },
 ];
 
 const STREAMED: Array<{ name: string; path: string; model: string; own?: string }> = [
@@ -137,6 +141,7 @@ const STREAMED: Array<{ name: string; path: string; model: string; own?: string 
   { name: 'chat completions → bedrock', path: '/ai/chat/completions', model: 'bedrock/echo-key-stream' },
   { name: 'Messages → bedrock', path: '/v1/messages', model: 'bedrock/us.anthropic.claude-echo-key-stream' },
   { name: "Messages → bedrock (Anthropic's error event in a chunk)", path: '/v1/messages', model: 'bedrock/us.anthropic.claude-echo-key-stream-chunk' },
+  { name: "Messages → bedrock (Anthropic's error event in a chunk, the key JSON-escaped)", path: '/v1/messages', model: 'bedrock/us.anthropic.claude-echo-key-escaped-stream-chunk' },
 ];
 
 describe("the provider's key never reaches the client through an error the gateway maps", () => {

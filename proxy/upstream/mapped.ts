@@ -22,7 +22,7 @@ type Headers = Record<string, string | string[]>;
 export function answerMappedError(exchange: UpstreamExchange, status: number, headers: Headers, upstreamHeaders: Headers, secret: string | null, other: string | null): void {
   const ctx = exchange.ctx;
   exchange.collect((buf) => {
-    const mapped = JSON.stringify(ctx.binding!.mapError(status, redactErrorBody(buf, secret, other), upstreamHeaders));
+    const mapped = JSON.stringify(ctx.binding!.mapError(status, redactErrorBody(buf, secret, other, ctx.call?.config), upstreamHeaders));
     if (observesChunks(ctx)) responseChunk(ctx, Buffer.from(mapped));
     sendJson(ctx, ctx.res, status, headers, mapped);
   });

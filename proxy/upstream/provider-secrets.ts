@@ -25,11 +25,13 @@
  * redacts it (the record's error and body, through {@link redactAttemptText}, off the request path, only when the
  * stream carried an error event: ../observers/log-record.ts).
  *
- * Each secret is replaced by {@link REDACTED}. Matching is on bytes: header values and bodies are
+ * Each secret is replaced by {@link REDACTED}, on the error paths also in its JSON-escaped form (`/` as `\/`: a
+ * base64 key in a JSON error body; worked out at load for the configured key, `ProviderConfig.secretEscaped`).
+ * Matching is on bytes: header values and bodies are
  * read as latin1 (one character per byte), so a body that is not UTF-8 keeps its other bytes.
  */
 import type { ProviderConfig } from '../../shared/config.ts';
-import { asBytes, secretForm } from '../../shared/secret-form.ts';
+import { asBytes, escapedSecretForm, secretForm } from '../../shared/secret-form.ts';
 import type { ProviderCall, UpstreamRequest } from '../providers/types.ts';
 import { redactSecrets } from '../translators/shared/provider-errors.ts';
 
@@ -79,29 +81,49 @@ export function redactHeaderValue(value: string, a: string | null, b: string | n
 }
 
 /**
- * A provider's error body with secrets `a` and `b` (either null) replaced by {@link REDACTED}, then
- * the key shapes `redactSecrets` knows (`sk-…`, `sk-ant-…` → `sk-***`).
+ * The JSON-escaped form of `secret`, one of an attempt's secrets (`escapedSecretForm`): the provider's configured
+ * key's was worked out at load (`config.secretEscaped`), another's (a client's own) is worked out here; null when
+ * `secret` is null or has nothing JSON escapes. Error paths only.
+ */
+function escapedOf(secret: string | null, config: ProviderConfig | undefined): string | null {
+  if (secret === null) return null;
+  if (config !== undefined && config.secretEscaped !== undefined && secret === config.secret) return config.secretEscaped;
+  return escapedSecretForm(secret);
+}
+
+/** `text` less `secret` (null: nothing) and its JSON-escaped form `escaped` (null: none). */
+function withoutSecret(text: string, secret: string | null, escaped: string | null): string {
+  if (secret === null) return text;
+  if (text.includes(secret)) text = text.replaceAll(secret, REDACTED);
+  if (escaped !== null && text.includes(escaped)) text = text.replaceAll(escaped, REDACTED);
+  return text;
+}
+
+/**
+ * A provider's error body with secrets `a` and `b` (either null) replaced by {@link REDACTED}, as written or
+ * JSON-escaped (`/` as `\/`: an error body is JSON, and an encoder may escape a base64 key's `/`), then the key
+ * shapes `redactSecrets` knows (`sk-…`, `sk-ant-…` → `sk-***`).
+ * @param config the attempt's provider config: where the configured key's escaped form was worked out.
  * @returns `body` itself when nothing was redacted, else a new buffer (shorter or longer).
  */
-export function redactErrorBody(body: Buffer, a: string | null, b: string | null): Buffer {
+export function redactErrorBody(body: Buffer, a: string | null, b: string | null, config?: ProviderConfig): Buffer {
   const text = body.toString('latin1');
-  let out = text;
-  if (a !== null) out = out.replaceAll(a, REDACTED);
-  if (b !== null) out = out.replaceAll(b, REDACTED);
+  let out = withoutSecret(text, a, escapedOf(a, config));
+  out = withoutSecret(out, b, escapedOf(b, config));
   out = redactSecrets(out);
   return out === text ? body : Buffer.from(out, 'latin1');
 }
 
 /**
- * A provider's text (a JS string, as a stream translator parsed it) with secrets `a` and `b` (either null)
- * replaced by {@link REDACTED}, matched on UTF-8 bytes as everything here is.
+ * A provider's text (a JS string, as a stream translator parsed it, or JSON it passes on: Bedrock's chunk) with
+ * secrets `a` and `b` (either null) replaced by {@link REDACTED}, as written or JSON-escaped ({@link escapedOf}),
+ * matched on UTF-8 bytes as everything here is.
  * @returns `text` itself when neither occurs in it.
  */
-function redactText(text: string, a: string | null, b: string | null): string {
+function redactText(text: string, a: string | null, b: string | null, config: ProviderConfig | undefined): string {
   const bytes = asBytes(text);
-  let out = bytes;
-  if (a !== null && out.includes(a)) out = out.replaceAll(a, REDACTED);
-  if (b !== null && out.includes(b)) out = out.replaceAll(b, REDACTED);
+  let out = withoutSecret(bytes, a, escapedOf(a, config));
+  out = withoutSecret(out, b, escapedOf(b, config));
   if (out === bytes) return text;
   return bytes === text ? out : Buffer.from(out, 'latin1').toString('utf8');
 }
@@ -113,6 +135,7 @@ function redactText(text: string, a: string | null, b: string | null): string {
  */
 export function redactAttemptText(text: string, call: ProviderCall | null, up: UpstreamRequest | null): string {
   const sent = clientSecret(call, up);
-  const key = configuredSecret(call?.config);
-  return redactText(text, sent ?? key, sent === null || sent === key ? null : key);
+  const config = call?.config;
+  const key = configuredSecret(config);
+  return redactText(text, sent ?? key, sent === null || sent === key ? null : key, config);
 }

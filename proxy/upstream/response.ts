@@ -177,7 +177,7 @@ function passThroughError(exchange: UpstreamExchange, status: number, head: Prov
   const ctx = exchange.ctx;
   const list = addGatewayHeaders(ctx, head.list);
   exchange.collect((body) => {
-    const sent = redactErrorBody(body, secret, other);
+    const sent = redactErrorBody(body, secret, other, ctx.call?.config);
     if (ctx.firstByteMs === null) ctx.firstByteMs = performance.now();
     if (observesChunks(ctx)) responseChunk(ctx, sent);
     const headers = withoutHeaderNames(list, COLLECTED_ENCODING);

@@ -15,6 +15,9 @@
  *     `message_start` then `event: error` (Anthropic), an event then an exception frame (Bedrock's
  *     ConverseStream and InvokeModelWithResponseStream, framed with @smithy/eventstream-codec);
  *     `echo-key-stream-chunk` → on InvokeModelWithResponseStream, Anthropic's own `error` event in a chunk instead;
+ *   - `echo-key-escaped-401`, `echo-key-escaped-stream-chunk` → as `echo-key-401` and `echo-key-stream-chunk`, the
+ *     JSON written with `/` escaped as `\/` (as PHP's and some Java encoders write it), so a credential with `/`
+ *     (base64: a Bedrock API key) is not in the body as sent;
  *   - `echo-key-200` → the fixture, with an `x-echo` response header carrying that credential;
  *   - `hop-nominated` → the fixture, with `Connection: close, x-secret`, `x-secret: hop` (a header
  *     the Connection header makes hop-by-hop) and `x-kept: yes`;
@@ -65,21 +68,24 @@ async function bedrockFrame(messageType: 'event' | 'exception', type: string, pa
   );
 }
 
-/** An InvokeModelWithResponseStream `chunk` frame carrying Anthropic's stream event `event`. */
-const invokeChunk = (event: Json): Promise<Buffer> => bedrockFrame('event', 'chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64') });
+/** JSON text of `value`, `/` escaped as `\/` when `escaped`. */
+const jsonText = (value: Json | Json[], escaped = false): string => (escaped ? JSON.stringify(value).replaceAll('/', '\\/') : JSON.stringify(value));
+
+/** An InvokeModelWithResponseStream `chunk` frame carrying Anthropic's stream event `event` (its JSON `/`-escaped when `escaped`). */
+const invokeChunk = (event: Json, escaped = false): Promise<Buffer> => bedrockFrame('event', 'chunk', { bytes: Buffer.from(jsonText(event, escaped)).toString('base64') });
 
 /**
  * `echo-key-stream`: a 200 stream that starts, then fails with an error event repeating `credential`;
  * `inChunk`: Bedrock's InvokeModel stream fails with Anthropic's error event in a chunk, not an exception frame
  * (see the module comment).
  */
-function echoKeyStream(path: string, credential: string, res: http.ServerResponse, inChunk = false): void {
+function echoKeyStream(path: string, credential: string, res: http.ServerResponse, inChunk = false, escaped = false): void {
   const message = `upstream overloaded for key ${credential}`;
   if (path.startsWith('/model/')) {
     const first = path.endsWith('/converse-stream')
       ? bedrockFrame('event', 'messageStart', { role: 'assistant' })
       : invokeChunk({ type: 'message_start', message: { id: 'msg_echo', type: 'message', role: 'assistant', content: [], model: 'claude', usage: { input_tokens: 1, output_tokens: 0 } } });
-    const failure = inChunk ? invokeChunk({ type: 'error', error: { type: 'overloaded_error', message } }) : bedrockFrame('exception', 'modelStreamErrorException', { message });
+    const failure = inChunk ? invokeChunk({ type: 'error', error: { type: 'overloaded_error', message } }, escaped) : bedrockFrame('exception', 'modelStreamErrorException', { message });
     void Promise.all([first, failure]).then((frames) => {
       res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
       for (const f of frames) res.write(f);
@@ -119,11 +125,13 @@ serveScripted(
     const credential = String(req.headers.authorization ?? req.headers['x-api-key'] ?? req.headers['api-key'] ?? '');
     const bedrockModel = /^\/model\/([^/]+)\//.exec(path)?.[1];
     const model = bedrockModel !== undefined ? decodeURIComponent(bedrockModel).replace(/^.*anthropic\.claude-/, '') : String(body.model ?? '').replace(/^[a-z]+\//, '');
-    if (model === 'echo-key-401') {
+    const escaped = model.startsWith('echo-key-escaped-');
+    const echo = escaped ? model.replace('echo-key-escaped-', 'echo-key-') : model;
+    if (echo === 'echo-key-401') {
       const error = echoKeyError(path, credential);
-      return sendJson(res, error.status, error.body as Json, error.headers);
+      return sendJson(res, error.status, Buffer.from(jsonText(error.body, escaped)), error.headers);
     }
-    if (model === 'echo-key-stream' || model === 'echo-key-stream-chunk') return echoKeyStream(path, credential, res, model === 'echo-key-stream-chunk');
+    if (echo === 'echo-key-stream' || echo === 'echo-key-stream-chunk') return echoKeyStream(path, credential, res, echo === 'echo-key-stream-chunk', escaped);
     if (model === 'echo-key-200') return okWith(res, path, [['x-echo', credential], ['x-request-id', 'req_echo']]);
     if (model === 'hop-nominated') return okWith(res, path, [['connection', 'close, x-secret'], ['x-secret', 'hop'], ['x-kept', 'yes']]);
     if (model === 'proto-headers') return okWith(res, path, [['constructor', 'c1'], ['__proto__', 'p1'], ['x-kept', 'yes']]);
