@@ -65,8 +65,12 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
    * silence is not the provider's then, and the deadline measures the client's instead.
    */
   private heldByClient = false;
-  /** {@link heldByClient}: when the client's wait runs out (ms, `performance.now()` clock). */
-  private stallDeadlineMs = Infinity;
+  /**
+   * {@link heldByClient}: when the client's wait runs out (ms, `performance.now()` clock); 0 until a
+   * pause sets it. The deadline fields start as the small integer 0, not Infinity (a double V8 would
+   * box as a heap number in every exchange).
+   */
+  private stallDeadlineMs = 0;
   private sink: Sink = Sink.Discard;
   /** {@link Sink.Client}: the body is an event stream (a cut one can still end with an error event). */
   private streamed = false;
@@ -74,9 +78,9 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   private chunks: Buffer[] | null = null;
   private size = 0;
   private onCollected: ((body: Buffer) => void) | null = null;
-  /** {@link Sink.Collect}: most bytes kept (`server.max-translated-response-size`), and when the whole body is due (ms). */
+  /** {@link Sink.Collect}: most bytes kept (`server.max-translated-response-size`), and when the whole body is due (ms; 0: not collecting). */
   private collectLimit = 0;
-  private collectDeadlineMs = Infinity;
+  private collectDeadlineMs = 0;
   /** {@link Sink.Mapper}: the provider's stream mapper. */
   private mapper: Transform | null = null;
   /** {@link Sink.Decoder}: the zlib stream in front of the mapper or the collected body, and the coding it reads. */
@@ -198,7 +202,7 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
         this.keep(chunk);
         break;
       case Sink.Decoder: {
-        if (ctx.deadlineMs > this.collectDeadlineMs) ctx.deadlineMs = this.collectDeadlineMs;
+        if (this.collectDeadlineMs !== 0 && ctx.deadlineMs > this.collectDeadlineMs) ctx.deadlineMs = this.collectDeadlineMs;
         const decoder = this.decoder!;
         // The mapper failed (it ended the client's answer): nothing reads the decoder's output any more.
         if (this.mapper !== null && this.mapper.destroyed) this.release();
@@ -221,7 +225,7 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
     const ctx = this.ctx;
     if (!this.paused) {
       this.paused = true;
-      this.heldByClient = this.collectDeadlineMs === Infinity;
+      this.heldByClient = this.collectDeadlineMs === 0;
       this.stallDeadlineMs = performance.now() + ctx.gw.config.server.sendTimeoutMs;
       target.once('drain', () => this.resume());
     }
@@ -343,6 +347,6 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
     // The deadline passed while the client held the provider's answer: the client stalled, not the provider.
     if (ctx.timedOut && this.paused && this.heldByClient) return clientStalled(ctx);
     // Only a stream can still be ended with an error event: a whole body passed on is cut instead.
-    onMidStreamError(ctx, this.sink !== Sink.Client || this.streamed, ctx.timedOut && performance.now() >= this.collectDeadlineMs ? answerTooSlow(ctx, COLLECT_TIME_FACTOR * ctx.gw.config.server.upstreamTimeoutMs) : null);
+    onMidStreamError(ctx, this.sink !== Sink.Client || this.streamed, ctx.timedOut && this.collectDeadlineMs !== 0 && performance.now() >= this.collectDeadlineMs ? answerTooSlow(ctx, COLLECT_TIME_FACTOR * ctx.gw.config.server.upstreamTimeoutMs) : null);
   }
 }
