@@ -284,7 +284,7 @@ export interface ProviderConfig {
   /**
    * The credential the gateway sends this provider with its own key, in the form provider answers are
    * searched for it (./secret-form.ts; proxy/upstream/provider-secrets.ts redacts it): `apiKey`, for
-   * Bedrock `AWS_BEARER_TOKEN_BEDROCK`; null when none or too short. Worked out once when the config is
+   * Bedrock `AWS_SESSION_TOKEN` with SigV4 keys (sent as `x-amz-security-token`), else `AWS_BEARER_TOKEN_BEDROCK`; null when none or too short. Worked out once when the config is
    * built, so a request pays nothing for it. Absent (a config written by hand, as in tests): worked
    * out from `apiKey` when needed.
    */
@@ -448,6 +448,16 @@ function toModelOverrides(raw: RawGatewayConfig['models'], source: string): Reco
 }
 
 /**
+ * The secret part of what the gateway sends Bedrock with its own credentials, as the transport chooses them
+ * (proxy/providers/bedrock.ts): with SigV4 keys (`AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`) the session token,
+ * `AWS_SESSION_TOKEN`, sent as `x-amz-security-token` (the secret key itself only signs, it is never sent); else
+ * the Bedrock API key `AWS_BEARER_TOKEN_BEDROCK`, sent as a bearer token.
+ */
+function bedrockSentSecret(env: NodeJS.ProcessEnv): string | undefined {
+  return env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY ? env.AWS_SESSION_TOKEN : env.AWS_BEARER_TOKEN_BEDROCK;
+}
+
+/**
  * Validates a parsed YAML document and returns the typed configuration with defaults applied.
  * @param doc the parsed YAML (any shape).
  * @param env the environment to read provider keys and `DEFAULT_CONTROL_PLANE_URL`-style overrides from.
@@ -461,7 +471,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
   for (const name of PROVIDER_NAMES) {
     const p = raw.providers?.[name];
     const info = PROVIDERS[name];
-    const secret = secretForm(info.keyEnv ? env[info.keyEnv] : name === 'bedrock' ? env.AWS_BEARER_TOKEN_BEDROCK : null);
+    const secret = secretForm(info.keyEnv ? env[info.keyEnv] : name === 'bedrock' ? bedrockSentSecret(env) : null);
     providers[name] = {
       name,
       baseUrl: (p?.['base-url'] ?? info.defaultBaseUrl).replace(/\/+$/, ''),

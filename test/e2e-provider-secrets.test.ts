@@ -18,7 +18,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { clearStubRequests, fetchRecord, PROVIDER_KEYS, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
+import { AWS_TEST_ENV, clearStubRequests, fetchRecord, PROVIDER_KEYS, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
 
 /** A Bedrock API key (sent as a bearer token): nothing like `sk-…`, base64 with `/` and `+`. */
 const BEDROCK_TOKEN = 'ABSKQmVkcm9ja0FQSUtleS1wcm92/aWRlci1zZWNy+ZXQ/x';
@@ -130,6 +130,7 @@ const MAPPED: Array<{ name: string; path: string; model: string; status: number;
   { name: 'chat completions → anthropic (own credential)', path: '/ai/chat/completions', model: 'anthropic/echo-key-401', status: 401, own: OWN_ANTHROPIC },
   { name: 'chat completions → gemini', path: '/ai/chat/completions', model: 'gemini/echo-key-401', status: 400 },
   { name: 'chat completions → bedrock', path: '/ai/chat/completions', model: 'bedrock/echo-key-401', status: 403 },
+  { name: 'chat completions → bedrock (the key in x-amzn-errortype, which becomes the code)', path: '/ai/chat/completions', model: 'bedrock/echo-key-errortype-401', status: 403 },
   { name: 'chat completions → bedrock (the key JSON-escaped, `/` as `\\/`)', path: '/ai/chat/completions', model: 'bedrock/echo-key-escaped-401', status: 403 },
 ];
 
@@ -155,7 +156,7 @@ describe("the provider's key never reaches the client through an error the gatew
       const json = JSON.parse(text);
       // Mapped into the client's dialect, the provider's message kept around the redacted key.
       if (route.path === '/v1/messages') assert.equal(json.type, 'error');
-      assert.match(json.error.message, /\*\*\*/);
+      assert.match(route.model.includes('errortype') ? json.error.code : json.error.message, /\*\*\*/);
       assertNoSecret('the log', await loggedText(res.headers.get('svc-id')!), secrets);
     });
   }
@@ -198,6 +199,36 @@ describe("the provider's key never reaches the log through a passed-through stre
       const logged = await loggedText(res.headers.get('svc-id')!);
       assert.match(logged, /upstream overloaded for key [^"]*\*\*\*/);
       assertNoSecret('the log', logged);
+    });
+  }
+});
+
+describe('Bedrock with SigV4 credentials: the session token (x-amz-security-token) is a secret', () => {
+  /** An AWS session token: base64, long, with `/` and `+`. */
+  const SESSION_TOKEN = 'IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ+session/token+secret';
+  let sigv4: StubbedStack;
+  before(async () => {
+    sigv4 = await startStubbedStack('test/support/hostile-provider-stub.ts', (stub) => ({ providers: { bedrock: { 'base-url': stub } } }), {
+      ...AWS_TEST_ENV,
+      AWS_SESSION_TOKEN: SESSION_TOKEN,
+    });
+  });
+  after(() => sigv4?.stop());
+
+  for (const model of ['bedrock/echo-key-401', 'bedrock/echo-key-escaped-401', 'bedrock/echo-key-errortype-401']) {
+    test(`chat completions → ${model}: the session token it repeats is redacted, in the answer and the log`, async () => {
+      const res = await fetch(`${sigv4.stack.gatewayUrl}/ai/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify(bodyFor('/ai/chat/completions', model)),
+        headers: { authorization: `Bearer ${sigv4.stack.apiKey}`, 'content-type': 'application/json' },
+      });
+      const text = await res.text();
+      assert.equal(res.status, 403, text);
+      assertNoSecret('the answer', text, [SESSION_TOKEN]);
+      assert.match(text, /\*\*\*/);
+      await fetchRecord(sigv4.stack, res.headers.get('svc-id')!);
+      const [row] = await sigv4.stack.db.sql<{ t: string }[]>`select coalesce(error::text, '') || ' ' || coalesce(response_body::text, '') as t from request_log where id = ${res.headers.get('svc-id')!}`;
+      assertNoSecret('the log', row!.t, [SESSION_TOKEN]);
     });
   }
 });

@@ -5,7 +5,7 @@
  * header. Those credentials never leave the gateway, so an attempt's secrets are redacted:
  *
  * - the secrets: the provider's configured key (`providers.<name>` from the environment; Bedrock's
- *   bearer token), in its searched form once at load (`ProviderConfig.secret`, ../../shared/secret-form.ts),
+ *   session token with SigV4 keys, `x-amz-security-token`, else its bearer token), in its searched form once at load (`ProviderConfig.secret`, ../../shared/secret-form.ts),
  *   which is what the gateway sends with its own key; and, when the client brought its own under
  *   Svc-Auth, the credential the attempt sent (the token of `Authorization`, else `x-api-key` or
  *   Azure's `api-key`), each at least `MIN_SECRET_CHARS` (8) characters (a shorter one would rewrite

@@ -11,7 +11,7 @@ import { connectionNominated, withoutHeaderNames } from '../pipeline/headers.ts'
 import { settleBalancer } from './balancer.ts';
 import { codingOf, createDecoder } from './content-decoding.ts';
 import { answerUndecodable } from './failure.ts';
-import { headerNameToString, parseHeaders } from '../upstream-agent.ts';
+import { headerNameToString } from '../upstream-agent.ts';
 import type { UpstreamExchange } from './exchange.ts';
 import { answerMappedBody, answerMappedError, answerMappedStream } from './mapped.ts';
 import { clientSecret, configuredSecret, redactErrorBody, redactHeaderValue } from './provider-secrets.ts';
@@ -122,10 +122,14 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   if (coding !== null && decoder === null) return exchange.refuse(answerUndecodable(ctx, coding, null));
   responseStarted(ctx, isStream);
   if (!ok && !binding.mapsErrors) passThroughError(exchange, status, head, secret, other);
-  else {
+  else if (!ok) {
+    // The provider's headers as mapError reads them (Bedrock copies x-amzn-ErrorType into the code): the
+    // redacted list, taken before the gateway's headers are appended to it.
+    const upstreamHeaders = headersObject(head.list);
+    answerMappedError(exchange, status, headersObject(addGatewayHeaders(ctx, head.list)), upstreamHeaders, secret, other);
+  } else {
     const headers = headersObject(addGatewayHeaders(ctx, head.list));
-    if (!ok) answerMappedError(exchange, status, headers, parseHeaders(raw), secret, other);
-    else if (isStream) answerMappedStream(exchange, status, headers);
+    if (isStream) answerMappedStream(exchange, status, headers);
     else answerMappedBody(exchange, headers);
   }
   if (decoder !== null) exchange.decodeWith(decoder, coding!);

@@ -6,8 +6,8 @@
  * Anthropic's; `/model/…`: Bedrock's; under `/v1beta/openai/`: Gemini's compatibility endpoint, whose
  * errors are OpenAI's object in a one-element array; `…/chat/completions`, `…/embeddings`,
  * `…/responses`: OpenAI's recorded fixtures of test/fixtures/providers/):
- *   - `echo-key-401` → an error whose message repeats the credential the gateway sent (`Authorization`,
- *     else `x-api-key`), as OpenAI's "Incorrect API key provided: …" does (masked there; a
+ *   - `echo-key-401` → an error whose message repeats the credential the gateway sent (`x-amz-security-token`: the
+ *     session token of SigV4 credentials, else `Authorization`, else `x-api-key`), as OpenAI's "Incorrect API key provided: …" does (masked there; a
  *     misbehaving provider may not mask it): 401 (OpenAI, Anthropic), 400 `INVALID_ARGUMENT`
  *     (Gemini), 403 `UnrecognizedClientException` (Bedrock);
  *   - `echo-key-stream` → a 200 stream that starts, then fails with the provider's error event
@@ -18,6 +18,8 @@
  *   - `echo-key-escaped-401`, `echo-key-escaped-stream-chunk` → as `echo-key-401` and `echo-key-stream-chunk`, the
  *     JSON written with `/` escaped as `\/` (as PHP's and some Java encoders write it), so a credential with `/`
  *     (base64: a Bedrock API key) is not in the body as sent;
+ *   - `echo-key-errortype-401` (Bedrock) → as `echo-key-401`, the credential in its `x-amzn-errortype` header only
+ *     (the exception name Bedrock's mapping copies into the error's `code`);
  *   - `echo-key-200` → the fixture, with an `x-echo` response header carrying that credential;
  *   - `hop-nominated` → the fixture, with `Connection: close, x-secret`, `x-secret: hop` (a header
  *     the Connection header makes hop-by-hop) and `x-kept: yes`;
@@ -122,7 +124,7 @@ function okWith(res: http.ServerResponse, path: string, headers: Array<[string, 
 serveScripted(
   (path, body, res) => {
     const req = res.req;
-    const credential = String(req.headers.authorization ?? req.headers['x-api-key'] ?? req.headers['api-key'] ?? '');
+    const credential = String(req.headers['x-amz-security-token'] ?? req.headers.authorization ?? req.headers['x-api-key'] ?? req.headers['api-key'] ?? '');
     const bedrockModel = /^\/model\/([^/]+)\//.exec(path)?.[1];
     const model = bedrockModel !== undefined ? decodeURIComponent(bedrockModel).replace(/^.*anthropic\.claude-/, '') : String(body.model ?? '').replace(/^[a-z]+\//, '');
     const escaped = model.startsWith('echo-key-escaped-');
@@ -130,6 +132,9 @@ serveScripted(
     if (echo === 'echo-key-401') {
       const error = echoKeyError(path, credential);
       return sendJson(res, error.status, Buffer.from(jsonText(error.body, escaped)), error.headers);
+    }
+    if (model === 'echo-key-errortype-401') {
+      return sendJson(res, 403, { message: 'The security token included in the request is invalid.' }, { 'x-amzn-errortype': credential });
     }
     if (echo === 'echo-key-stream' || echo === 'echo-key-stream-chunk') return echoKeyStream(path, credential, res, echo === 'echo-key-stream-chunk', escaped);
     if (model === 'echo-key-200') return okWith(res, path, [['x-echo', credential], ['x-request-id', 'req_echo']]);
