@@ -122,3 +122,35 @@ test('the client left after the provider finished: abort() releases the decoder 
   assert.equal(mapper.destroyed, true, 'the mapper holding output nobody reads is destroyed');
   assert.equal(decoder.destroyed, true);
 });
+
+test('a stream mapper that fails stops the provider: its answer is no longer read and undici\'s request is aborted', async () => {
+  // The mapper's error used to end the client's answer normally (so finish aborted nothing) while
+  // the provider's stream went on being read and dropped (tokens billed), or, paused on the mapper,
+  // stayed paused for good once finish untracked its deadline.
+  const { answerMappedStream } = await import('../proxy/upstream/mapped.ts');
+  const { ctx } = fakeContext(false);
+  const mapper = new PassThrough();
+  const wrote: Buffer[] = [];
+  const resEvents: string[] = [];
+  Object.assign(ctx as object, {
+    call: {},
+    binding: { createStreamMapper: () => mapper },
+    res: { headersSent: false, writableEnded: false, destroyed: false, writeHead: () => {}, write: (c: Buffer) => (wrote.push(c), true), once: () => {}, end: () => void resEvents.push('end') },
+  });
+  const exchange = new UpstreamExchange(ctx);
+  ctx.exchange = exchange;
+  const aborted: string[] = [];
+  exchange.onConnect((err) => void aborted.push(err?.message ?? 'aborted'));
+  exchange.responded = true;
+  answerMappedStream(exchange, 200, {});
+  exchange.onData(Buffer.from('data: {"a":1}\n\n'));
+  mapper.destroy(new Error('the mapper rejected an event'));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(resEvents, ['end'], 'the client\'s answer is ended');
+  assert.equal(ctx.error, 'the mapper rejected an event');
+  assert.equal(aborted.length, 1, 'undici\'s request is aborted');
+  assert.equal(ctx.phase, 'none', 'no deadline left for a request no longer read');
+  const before = wrote.length;
+  assert.equal(exchange.onData(Buffer.from('data: {"more":1}\n\n')), true, 'what still arrives is dropped');
+  assert.equal(wrote.length, before);
+});

@@ -274,6 +274,24 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   }
 
   /**
+   * The stream mapper failed (./mapped.ts ends the client's answer with it): the provider's answer is
+   * no longer read and undici's request is aborted, so its tokens stop and a body paused on the
+   * mapper or decoder (whose drain will never come) is not left paused once finish untracks its
+   * deadline. The abort's `onError` is then ignored (the sink is discarded).
+   */
+  mapperFailed(): void {
+    if (this.sink === Sink.Discard || this.ctx.exchange !== this) return;
+    this.sink = Sink.Discard;
+    const ctx = this.ctx;
+    if (ctx.phase === 'upstream') {
+      ctx.phase = 'none';
+      ctx.deadlineMs = Infinity;
+    }
+    this.release();
+    this.abortRequest?.(new Error('the stream mapper failed'));
+  }
+
+  /**
    * The exchange ended abnormally ({@link halt}, {@link abort}, {@link onError}: the client left, the provider's
    * connection broke or went silent): the decoder and the mapper are destroyed at once, so the zlib
    * handle and what either buffered go now rather than at garbage collection, and a mapper waiting

@@ -54,6 +54,8 @@ export function answerMappedStream(exchange: UpstreamExchange, status: number, h
   mapper.on('end', () => res.end());
   mapper.on('error', (err) => {
     ctx.error = err.message;
+    // Ending the answer normally would not make finish abort the provider: stop it here.
+    exchange.mapperFailed();
     res.end();
   });
   exchange.toMapper(mapper);
