@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { fetchRecord, startStubbedStack, type StubbedStack } from './support/stack.ts';
+import { fetchRecord, startStubbedStack, waitFor, type StubbedStack } from './support/stack.ts';
 
 let s: StubbedStack;
 
@@ -114,11 +114,16 @@ describe('a relayed Responses answer the provider encoded', () => {
       assert.equal(out.headers['content-encoding'], 'gzip');
       const text = zlib.gunzipSync(out.bytes).toString('utf8');
       const id = /"id"\s*:\s*"(resp_[A-Za-z0-9]+)"/.exec(text)![1]!;
-      // The observer stores the id as the answer passes; give it a moment to land.
-      await new Promise((r) => setTimeout(r, 50));
-      const got = await fetch(`${s.stack.gatewayUrl}/v1/responses/${id}`, { headers: { authorization: `Bearer ${s.stack.apiKey}` } });
-      await got.arrayBuffer();
-      assert.equal(got.headers.get('svc-provider'), 'azure');
+      // The observer stores the id as the answer passes, maybe just after the client has it: ask until the GET
+      // goes to Azure (each GET of an id the store does not know yet goes to openai, the default).
+      let provider: string | null = null;
+      await waitFor(async () => {
+        const got = await fetch(`${s.stack.gatewayUrl}/v1/responses/${id}`, { headers: { authorization: `Bearer ${s.stack.apiKey}` } });
+        await got.arrayBuffer();
+        provider = got.headers.get('svc-provider');
+        return provider === 'azure';
+      }, 5000).catch(() => undefined);
+      assert.equal(provider, 'azure');
       const answers = (await (await fetch(`${s.stubUrl}/__responses`)).json()) as { path: string }[];
       assert.match(answers.at(-1)!.path, new RegExp(`^/openai/.*/responses/${id}`));
     });

