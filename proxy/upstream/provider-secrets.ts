@@ -91,6 +91,11 @@ function escapedOf(secret: string | null, config: ProviderConfig | undefined): s
   return escapedSecretForm(secret);
 }
 
+/** `text` (latin1) less secrets `a` and `b` (either null), each as written and JSON-escaped ({@link escapedOf}). */
+function withoutSecrets(text: string, a: string | null, b: string | null, config: ProviderConfig | undefined): string {
+  return withoutSecret(withoutSecret(text, a, escapedOf(a, config)), b, escapedOf(b, config));
+}
+
 /** `text` less `secret` (null: nothing) and its JSON-escaped form `escaped` (null: none). */
 function withoutSecret(text: string, secret: string | null, escaped: string | null): string {
   if (secret === null) return text;
@@ -108,9 +113,7 @@ function withoutSecret(text: string, secret: string | null, escaped: string | nu
  */
 export function redactErrorBody(body: Buffer, a: string | null, b: string | null, config?: ProviderConfig): Buffer {
   const text = body.toString('latin1');
-  let out = withoutSecret(text, a, escapedOf(a, config));
-  out = withoutSecret(out, b, escapedOf(b, config));
-  out = redactSecrets(out);
+  const out = redactSecrets(withoutSecrets(text, a, b, config));
   return out === text ? body : Buffer.from(out, 'latin1');
 }
 
@@ -122,8 +125,7 @@ export function redactErrorBody(body: Buffer, a: string | null, b: string | null
  */
 function redactText(text: string, a: string | null, b: string | null, config: ProviderConfig | undefined): string {
   const bytes = asBytes(text);
-  let out = withoutSecret(bytes, a, escapedOf(a, config));
-  out = withoutSecret(out, b, escapedOf(b, config));
+  const out = withoutSecrets(bytes, a, b, config);
   if (out === bytes) return text;
   return bytes === text ? out : Buffer.from(out, 'latin1').toString('utf8');
 }
@@ -137,5 +139,13 @@ export function redactAttemptText(text: string, call: ProviderCall | null, up: U
   const sent = clientSecret(call, up);
   const config = call?.config;
   const key = configuredSecret(config);
-  return redactText(text, sent ?? key, sent === null || sent === key ? null : key, config);
+  return redactText(text, sent ?? key, secondSecret(sent, key), config);
+}
+
+/**
+ * An attempt's second secret to redact beside its first (`sent ?? key`): the provider's configured key `key`
+ * when the client's own credential `sent` was sent and differs from it, else null (one secret only).
+ */
+export function secondSecret(sent: string | null, key: string | null): string | null {
+  return sent === null || sent === key ? null : key;
 }

@@ -14,7 +14,7 @@ import { answerUndecodable } from './failure.ts';
 import { headerNameToString } from '../upstream-agent.ts';
 import type { UpstreamExchange } from './exchange.ts';
 import { answerMappedBody, answerMappedError, answerMappedStream } from './mapped.ts';
-import { clientSecret, configuredSecret, redactErrorBody, redactHeaderValue } from './provider-secrets.ts';
+import { clientSecret, configuredSecret, redactErrorBody, redactHeaderValue, secondSecret } from './provider-secrets.ts';
 import { removedMembersHeader } from './removed-members.ts';
 import { retryIfAllowed } from './retry.ts';
 
@@ -86,7 +86,7 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
   const sent = clientSecret(call, ctx.upstream);
   const key = configuredSecret(call?.config);
   const secret = sent ?? key;
-  const other = sent === null || sent === key ? null : key;
+  const other = secondSecret(sent, key);
   const head = readHead(raw, secret, other);
   const router = ctx.router;
   // Read only when a router keeps the provider's health (its cool-down caps the ejection).
