@@ -26,7 +26,7 @@ import { createHash } from 'node:crypto';
 import type { ChatCompletionRequest } from '../../../shared/chat.ts';
 import { badRequest } from '../../errors.ts';
 import { acceptsChatReasoningEffort, chatReasoningEffort, chatTargetProfile, outputTokenLimit } from '../shared/openai-chat-target.ts';
-import { isPresent, objectAt, recordUnmapped, stringAt } from '../shared/request-members.ts';
+import { isPresent, numberAt, objectAt, recordUnmapped, stringAt } from '../shared/request-members.ts';
 import { isRecord } from '../shared/values.ts';
 import type { RequestBuild } from './build.ts';
 import { chatMessagesOf } from './messages.ts';
@@ -69,11 +69,6 @@ const EFFORTS: ReadonlyMap<string, Effort> = new Map<string, Effort>([
   ['max', 'high'],
   ['xhigh', 'high'],
 ]);
-
-function numberAt(value: unknown, path: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(`${path} must be a number`, path);
-  return value;
-}
 
 function positiveInteger(value: unknown, path: string): number {
   if (!Number.isInteger(value) || (value as number) < 1) throw badRequest(`${path} must be a positive integer`, path);

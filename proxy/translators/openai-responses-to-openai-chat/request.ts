@@ -28,7 +28,7 @@
 import type { ChatCompletionRequest } from '../../../shared/chat.ts';
 import { badRequest } from '../../errors.ts';
 import { chatReasoningEffort, chatTargetProfile, outputTokenLimit } from '../shared/openai-chat-target.ts';
-import { booleanAt, isEmptyMember, numberAt, objectAt, recordUnmapped, stringAt } from '../shared/request-members.ts';
+import { booleanAt, numberAt, objectAt, readMembers, recordUnmapped, stringAt, type MemberState } from '../shared/request-members.ts';
 import { isRecord } from '../shared/values.ts';
 import type { ToolOrigin } from '../types.ts';
 import { targetName, type RequestBuild } from './build.ts';
@@ -50,8 +50,8 @@ export interface ChatRequestResult {
   origins: MessageOrigin[];
 }
 
-/** Where the top-level members write while they are mapped. */
-interface Pending {
+/** Where the top-level members write while they are mapped (`removed`: `b.removed`, for {@link readMembers}). */
+interface Pending extends MemberState {
   readonly b: RequestBuild;
   readonly out: ChatCompletionRequest;
   readonly purpose: RequestPurpose;
@@ -187,14 +187,8 @@ export function toChatRequest(input: unknown, provider: string | undefined, purp
     const tools = chatToolsOf(input.tools, b);
     if (tools.length) out.tools = tools;
   }
-  const p: Pending = { b, out, purpose };
-  for (const key in input) {
-    const value = input[key];
-    if (value === undefined || value === null) continue;
-    const handler = HANDLERS.get(key);
-    if (handler) handler(value, p);
-    else if (!isEmptyMember(value)) b.removed.push(key);
-  }
+  const p: Pending = { b, out, purpose, removed: b.removed };
+  readMembers(input, HANDLERS, p);
   endUser(input, p);
   return { body: out, removed: b.removed, toolNames: names.bySent, origins: b.origins };
 }
