@@ -458,18 +458,14 @@ function bedrockSentSecret(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /**
- * Validates a parsed YAML document and returns the typed configuration with defaults applied.
- * @param doc the parsed YAML (any shape).
- * @param env the environment to read provider keys and `DEFAULT_CONTROL_PLANE_URL`-style overrides from.
- * @throws {ConfigError} naming the key path and the problem (unknown key, wrong type, unknown provider or strategy).
+ * `providers:` with the defaults of shared/providers.ts and each provider's key from `env` (with its
+ * plain and JSON-escaped forms, which the proxy redacts).
+ * @throws {ConfigError} for `anthropic-betas` on a provider other than bedrock.
  */
-export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, source = 'gateway.yaml'): GatewayConfig {
-  const [error, raw] = validateValue(doc ?? {}, GatewayConfigSchema);
-  if (error) throw new ConfigError(`${source}: ${describeStructError(error)}`);
-
+function toProviders(rawProviders: RawGatewayConfig['providers'], env: NodeJS.ProcessEnv, source: string): Record<ProviderName, ProviderConfig> {
   const providers = {} as Record<ProviderName, ProviderConfig>;
   for (const name of PROVIDER_NAMES) {
-    const p = raw.providers?.[name];
+    const p = rawProviders?.[name];
     const info = PROVIDERS[name];
     const secret = secretForm(info.keyEnv ? env[info.keyEnv] : name === 'bedrock' ? bedrockSentSecret(env) : null);
     providers[name] = {
@@ -486,10 +482,17 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
     };
     if (p?.['anthropic-betas'] && name !== 'bedrock') throw new ConfigError(`${source}: providers.${name}.anthropic-betas: only bedrock takes a list of betas (Anthropic takes every beta its client sends)`);
   }
+  return providers;
+}
 
+/**
+ * `routers:` with their defaults (retries, health window, threshold and cool-down in ms).
+ * @throws {ConfigError} for a router name outside `[A-Za-z0-9_.-]` or a load-balance it cannot use.
+ */
+function toRouters(rawRouters: RawGatewayConfig['routers'], source: string): Record<string, RouterConfig> {
   // No prototype: a router named "__proto__" is stored as one, not made the object's prototype.
   const routers: Record<string, RouterConfig> = Object.create(null);
-  for (const [name, r] of Object.entries(raw.routers ?? {})) {
+  for (const [name, r] of Object.entries(rawRouters ?? {})) {
     const path = `routers.${name}`;
     if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new ConfigError(`${source}: ${path}: router names may use letters, digits, '-', '_' and '.'`);
     const chat = toLoadBalance(r['load-balance'].chat, `${path}.load-balance.chat`);
@@ -516,7 +519,45 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
       },
     };
   }
+  return routers;
+}
 
+/**
+ * `server:` with its defaults: sizes in bytes, timeouts in ms (see {@link GatewayConfig.server}).
+ * @throws {ConfigError} when `request-timeout` is below `headers-timeout`.
+ */
+function toServer(rawServer: RawGatewayConfig['server'], source: string): GatewayConfig['server'] {
+  const headersTimeoutMs = toDuration(rawServer?.['headers-timeout'], 10_000);
+  // Node's own default for the whole request (http.Server requestTimeout): a client sending the
+  // 10 MiB a body may hold gets there at 35 KB/s. Never below a headers timeout set higher.
+  const requestTimeoutMs = toDuration(rawServer?.['request-timeout'], Math.max(300_000, headersTimeoutMs));
+  // node:http refuses a headers timeout above the request timeout (it would never fire).
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError(`${source}: server.request-timeout: ${requestTimeoutMs} ms is below server.headers-timeout (${headersTimeoutMs} ms); the whole request cannot arrive sooner than its headers`);
+  }
+  return {
+    maxBodyBytes: rawServer?.['max-body-size'] ?? 10 * 1024 * 1024,
+    maxTranslatedResponseBytes: rawServer?.['max-translated-response-size'] ?? 32 * 1024 * 1024,
+    upstreamTimeoutMs: toDuration(rawServer?.['upstream-timeout'], 600_000),
+    sendTimeoutMs: toDuration(rawServer?.['send-timeout'], 60_000),
+    shutdownTimeoutMs: toDuration(rawServer?.['shutdown-timeout'], 10_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
+  };
+}
+
+/**
+ * Validates a parsed YAML document and returns the typed configuration with defaults applied.
+ * @param doc the parsed YAML (any shape).
+ * @param env the environment to read provider keys and `DEFAULT_CONTROL_PLANE_URL`-style overrides from.
+ * @throws {ConfigError} naming the key path and the problem (unknown key, wrong type, unknown provider or strategy).
+ */
+export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, source = 'gateway.yaml'): GatewayConfig {
+  const [error, raw] = validateValue(doc ?? {}, GatewayConfigSchema);
+  if (error) throw new ConfigError(`${source}: ${describeStructError(error)}`);
+
+  const providers = toProviders(raw.providers, env, source);
+  const routers = toRouters(raw.routers, source);
   const features: Features = raw.svc?.features ?? 'observability';
   const g = raw.global?.['rate-limit'];
   const global: RateLimitLevel = { perApiKey: toGcra(g?.['per-api-key']), perUser: toGcra(g?.['per-user']) };
@@ -534,15 +575,6 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
   const redisUrl = raw['rate-limit-store']?.url ?? null;
   if (storeType === 'redis' && !redisUrl) throw new ConfigError(`${source}: rate-limit-store.url: required when the store type is "redis"`);
 
-  const headersTimeoutMs = toDuration(raw.server?.['headers-timeout'], 10_000);
-  // Node's own default for the whole request (http.Server requestTimeout): a client sending the
-  // 10 MiB a body may hold gets there at 35 KB/s. Never below a headers timeout set higher.
-  const requestTimeoutMs = toDuration(raw.server?.['request-timeout'], Math.max(300_000, headersTimeoutMs));
-  // node:http refuses a headers timeout above the request timeout (it would never fire).
-  if (requestTimeoutMs < headersTimeoutMs) {
-    throw new ConfigError(`${source}: server.request-timeout: ${requestTimeoutMs} ms is below server.headers-timeout (${headersTimeoutMs} ms); the whole request cannot arrive sooner than its headers`);
-  }
-
   const adminPort = Number(env.ADMIN_PORT ?? 8585);
   const q = raw['log-queue'];
   return {
@@ -551,15 +583,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
       url: raw['control-plane']?.url ?? env.SVC_CONTROL_PLANE_URL ?? `ws://127.0.0.1:${adminPort}/v1/control-plane`,
       caFile: raw['control-plane']?.['ca-file'] ?? null,
     },
-    server: {
-      maxBodyBytes: raw.server?.['max-body-size'] ?? 10 * 1024 * 1024,
-      maxTranslatedResponseBytes: raw.server?.['max-translated-response-size'] ?? 32 * 1024 * 1024,
-      upstreamTimeoutMs: toDuration(raw.server?.['upstream-timeout'], 600_000),
-      sendTimeoutMs: toDuration(raw.server?.['send-timeout'], 60_000),
-      shutdownTimeoutMs: toDuration(raw.server?.['shutdown-timeout'], 10_000),
-      headersTimeoutMs,
-      requestTimeoutMs,
-    },
+    server: toServer(raw.server, source),
     providers,
     routers,
     rateLimit: {
