@@ -51,7 +51,12 @@ export function answerMappedStream(exchange: UpstreamExchange, status: number, h
       res.once('drain', () => mapper.resume());
     }
   });
-  mapper.on('end', () => res.end());
+  mapper.on('end', () => {
+    // The mapper ended its output before the provider's answer ended (a translation that failed mid-stream): the
+    // rest of the answer would reach no one, so the provider is stopped rather than read to its end.
+    if (!mapper.writableEnded) exchange.mapperFailed();
+    res.end();
+  });
   mapper.on('error', (err) => {
     ctx.error = err.message;
     // Ending the answer normally would not make finish abort the provider: stop it here.

@@ -26,6 +26,9 @@
  *   - `proto-headers` → the fixture, with headers named `constructor` and `__proto__`;
  *   - `retry-after-<n>` → 429 with `Retry-After: <n>` (seconds); `retry-after-date-<n>` → 429 with
  *     `Retry-After` the HTTP-date <n> seconds from now;
+ *   - `malformed-then-trickle` → a 200 stream (chat chunks, or Anthropic's events on `…/messages`) whose second
+ *     event is not JSON, then a valid event every 100 ms for 20 s, as a provider still generating would;
+ *     `POST /__cut` answers `{cut}`, how many of these streams the gateway closed before their end;
  *   - anything else → the fixture.
  * `GET /__requests` lists the requests received (with their headers), `DELETE` clears them.
  * Env: `STUB_PORT` (0 = any); the port is sent over IPC as `{type: 'stub.ready', port}`.
@@ -107,6 +110,35 @@ function echoKeyStream(path: string, credential: string, res: http.ServerRespons
   ]);
 }
 
+/** How many `malformed-then-trickle` streams were closed by the gateway before their end. */
+let cut = 0;
+
+/** `malformed-then-trickle` (see the module comment). */
+function malformedThenTrickle(path: string, res: http.ServerResponse): void {
+  const messages = path.endsWith('/messages');
+  const event = messages
+    ? sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'more' } }, 'content_block_delta')
+    : sse({ id: 'chatcmpl-trickle', object: 'chat.completion.chunk', created: 1, model: 'trickle', choices: [{ index: 0, delta: { content: 'more' }, finish_reason: null }] });
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  res.write(
+    messages
+      ? sse({ type: 'message_start', message: { id: 'msg_trickle', type: 'message', role: 'assistant', content: [], model: 'claude-sonnet-4-5', stop_reason: null, usage: { input_tokens: 1, output_tokens: 0 } } }, 'message_start') +
+          sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start')
+      : sse({ id: 'chatcmpl-trickle', object: 'chat.completion.chunk', created: 1, model: 'trickle', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }),
+  );
+  res.write(messages ? 'event: content_block_delta\ndata: {"type": "content_block_delta", not json\n\n' : 'data: {"id": "chatcmpl-trickle", not json\n\n');
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (++sent <= 200) return void res.write(event);
+    clearInterval(timer);
+    res.end(messages ? '' : 'data: [DONE]\n\n');
+  }, 100);
+  res.on('close', () => {
+    clearInterval(timer);
+    if (!res.writableFinished) cut++;
+  });
+}
+
 function okBody(path: string): Buffer {
   if (path.endsWith('/messages')) return MESSAGE;
   if (path.endsWith('/responses')) return RESPONSE;
@@ -124,6 +156,7 @@ function okWith(res: http.ServerResponse, path: string, headers: Array<[string, 
 serveScripted(
   (path, body, res) => {
     const req = res.req;
+    if (path === '/__cut') return sendJson(res, 200, { cut });
     const credential = String(req.headers['x-amz-security-token'] ?? req.headers.authorization ?? req.headers['x-api-key'] ?? req.headers['api-key'] ?? '');
     const bedrockModel = /^\/model\/([^/]+)\//.exec(path)?.[1];
     const model = bedrockModel !== undefined ? decodeURIComponent(bedrockModel).replace(/^.*anthropic\.claude-/, '') : String(body.model ?? '').replace(/^[a-z]+\//, '');
@@ -137,6 +170,7 @@ serveScripted(
       return sendJson(res, 403, { message: 'The security token included in the request is invalid.' }, { 'x-amzn-errortype': credential });
     }
     if (echo === 'echo-key-stream' || echo === 'echo-key-stream-chunk') return echoKeyStream(path, credential, res, echo === 'echo-key-stream-chunk', escaped);
+    if (model === 'malformed-then-trickle') return malformedThenTrickle(path, res);
     if (model === 'echo-key-200') return okWith(res, path, [['x-echo', credential], ['x-request-id', 'req_echo']]);
     if (model === 'hop-nominated') return okWith(res, path, [['connection', 'close, x-secret'], ['x-secret', 'hop'], ['x-kept', 'yes']]);
     if (model === 'proto-headers') return okWith(res, path, [['constructor', 'c1'], ['__proto__', 'p1'], ['x-kept', 'yes']]);

@@ -1,7 +1,8 @@
 /**
  * The bases of the stream translators: a Transform that collects the events it writes while one piece of input is
  * read and pushes them as one string after it (`out`, {@link TranslatorStream.drain}), with the state every
- * translator keeps (open until the source's end or an error, after which input is ignored); and, for sources that
+ * translator keeps (open until the source's end or an error, after which input is ignored and, after an error, the
+ * output has ended); and, for sources that
  * are server-sent events, the UTF-8 decoding and event splitting (eventsource-parser) around an `onEvent` per event.
  * One instance per response; per piece of input it costs one decode, one parser feed and at most one push.
  * Source: https://html.spec.whatwg.org/multipage/server-sent-events.html (event stream format).
@@ -16,12 +17,17 @@ export abstract class TranslatorStream extends Transform {
   /** Output written since the last push. */
   protected out = '';
 
-  /** Pushes the output collected since the last push, when there is any. */
+  /**
+   * Pushes the output collected since the last push, when there is any. A translator that failed has written its
+   * last event: its output ends here, though the provider may still be sending (the reader of the output stops
+   * the provider when the output ends before the input, ../../upstream/mapped.ts); later input is ignored.
+   */
   drain(): void {
     if (this.out) {
       this.push(this.out);
       this.out = '';
     }
+    if (this.state === 'failed' && !this.readableEnded) this.push(null);
   }
 }
 
