@@ -112,6 +112,38 @@ describe('openai-responses → anthropic-messages', () => {
     assert.deepEqual(response.output, [{ id: `fc_${HEX}_0`, type: 'function_call', status: 'completed', arguments: '{"targets":["a"]}', call_id: 'toolu_1', name: 'wait_agent', namespace: 'multi_agent_v1' }]);
   });
 
+  it('a non-streamed message keeps Anthropic\'s block order as separate items, as the stream does', async () => {
+    const blocks = [
+      { type: 'text', text: 'first' },
+      { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+      { type: 'text', text: 'second' },
+      { type: 'thinking', thinking: 'hmm', signature: 'c2ln' },
+      { type: 'text', text: 'third' },
+    ];
+    const message = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: blocks, stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } };
+    const request = { model: 'claude-haiku-4-5', input: 'x', tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object' } }] };
+    const response = openAIResponsesToAnthropicMessages.translateResponse(Buffer.from(JSON.stringify(message)), call(request, 'anthropic')).body as any;
+    const sse = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const delta = (b: any) => (b.type === 'text' ? { type: 'text_delta', text: b.text } : b.type === 'thinking' ? { type: 'thinking_delta', thinking: b.thinking } : { type: 'input_json_delta', partial_json: JSON.stringify(b.input) });
+    const empty = (b: any) => (b.type === 'text' ? { type: 'text', text: '' } : b.type === 'thinking' ? { type: 'thinking', thinking: '', signature: '' } : { ...b, input: {} });
+    const stream = [
+      sse('message_start', { message: { ...message, content: [], stop_reason: null } }),
+      ...blocks.flatMap((b, index) => [sse('content_block_start', { index, content_block: empty(b) }), sse('content_block_delta', { index, delta: delta(b) }), sse('content_block_stop', { index })]),
+      sse('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } }),
+      sse('message_stop', {}),
+    ].join('');
+    const { final } = fold(events(await run(openAIResponsesToAnthropicMessages.createStreamTranslator!(call({ ...request, stream: true }, 'anthropic')), [Buffer.from(stream)])));
+    const shape = (item: any) => [item.id, item.type, item.type === 'message' ? item.content[0].text : item.type === 'reasoning' ? item.summary[0].text : item.arguments];
+    assert.deepEqual(response.output.map(shape), [
+      [`msg_${HEX}_0`, 'message', 'first'],
+      [`fc_${HEX}_1`, 'function_call', '{"city":"Paris"}'],
+      [`msg_${HEX}_2`, 'message', 'second'],
+      [`rs_${HEX}_3`, 'reasoning', 'hmm'],
+      [`msg_${HEX}_4`, 'message', 'third'],
+    ]);
+    assert.deepEqual(response.output.map(shape), final.response.output.map(shape), 'the JSON answer and the stream agree');
+  });
+
   describe('Anthropic streams → Responses events', () => {
     const eachSplit = (path: string, check: (list: ReturnType<typeof events>) => void) => {
       for (const how of SPLITS) {

@@ -18,16 +18,24 @@
  *
  * What the chat → Messages translator removes of the messages (an image's `detail`) is recorded under the Responses
  * member it came from (`input[2].content[1].detail`).
+ *
+ * Anthropic's answer is an ordered list of content blocks, which a chat completion cannot hold (one text, one
+ * reasoning, then the tool calls): the non-streamed answer keeps that order, each run of `text`, `thinking` or
+ * `tool_use` blocks one output item in turn (adjacent texts one message, adjacent thinking one reasoning item), as
+ * the stream yields them: `[text, tool_use, text, thinking, text]` is `[message, function_call, message, reasoning,
+ * message]`, not one message of the texts joined.
  * Sources: https://platform.openai.com/docs/api-reference/responses, https://docs.anthropic.com/en/api/messages,
  * https://docs.anthropic.com/en/docs/build-with-claude/structured-outputs.
  */
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
 import { getModelInfo } from '../../shared/models.ts';
-import { openAIChatToAnthropicMessages } from './openai-chat-to-anthropic-messages.ts';
+import { fromAnthropicMessage, openAIChatToAnthropicMessages } from './openai-chat-to-anthropic-messages.ts';
+import { toResponse, type OutputSegment } from './openai-responses-to-openai-chat/response.ts';
 import { dropChatMember, dropStrictTools, responsesThroughChat } from './openai-responses-to-openai-chat/through-chat.ts';
 import { anthropicOutputFormat, type OutputFormatPaths } from './shared/anthropic-output-format.ts';
-import { isRecord } from './shared/values.ts';
-import type { MappingTranslator } from './types.ts';
+import { isRecord, parseJson } from './shared/values.ts';
+import type { MappedResponse, MappingTranslator, TranslatorCall } from './types.ts';
+import type { AnthropicMessage } from './wire/anthropic-messages.ts';
 
 /** Fits the chat body to the Messages mapping (see the table above); returns the step adding `output_config`, if any. */
 function adaptToMessages(body: ChatCompletionRequest, removed: string[], request: Record<string, unknown>): ((wire: Record<string, unknown>) => void) | null {
@@ -50,9 +58,42 @@ function adaptToMessages(body: ChatCompletionRequest, removed: string[], request
 /** Where a Responses client sent the structured output's members (the chat body's `response_format` came from there). */
 const RESPONSES_FORMAT_PATHS: OutputFormatPaths = { format: 'text.format', schema: 'text.format' };
 
-/** `openai-responses` → `anthropic-messages`, through chat completions. */
-export const openAIResponsesToAnthropicMessages: MappingTranslator = responsesThroughChat('anthropic-messages', {
+/**
+ * The output order of Anthropic's content `blocks` (see the module comment): a run of non-empty `text` blocks is one
+ * message, a run of non-empty `thinking` blocks one reasoning, each `tool_use` the chat completion's next tool call
+ * (`fromAnthropicMessage` makes one per `tool_use` block, in order); other blocks add nothing, as in the chat completion.
+ */
+export function anthropicOutputOrder(blocks: readonly unknown[]): OutputSegment[] {
+  const order: OutputSegment[] = [];
+  let calls = 0;
+  for (const block of blocks) {
+    if (!isRecord(block)) continue;
+    const last = order.at(-1);
+    if (block.type === 'tool_use') order.push({ kind: 'tool', call: calls++ });
+    else if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
+      if (last?.kind === 'message') last.text += block.text;
+      else order.push({ kind: 'message', text: block.text, refusal: '' });
+    } else if (block.type === 'thinking' && typeof block.thinking === 'string' && block.thinking !== '') {
+      if (last?.kind === 'reasoning') last.text += block.thinking;
+      else order.push({ kind: 'reasoning', text: block.thinking });
+    }
+  }
+  return order;
+}
+
+const throughChat = responsesThroughChat('anthropic-messages', {
   chat: openAIChatToAnthropicMessages,
   provider: 'anthropic',
   adapt: adaptToMessages,
 });
+
+/** Anthropic's `message` as a Responses object in its blocks' order; a body that is not a message is the chat step's 502. */
+function translateResponse(body: Buffer, call: TranslatorCall): MappedResponse {
+  const parsed = parseJson(body);
+  if (!isRecord(parsed) || !Array.isArray(parsed.content)) return throughChat.translateResponse(body, call);
+  const chat = fromAnthropicMessage(parsed as unknown as AnthropicMessage) as unknown as Record<string, unknown>;
+  return { status: 200, body: toResponse(chat, call, anthropicOutputOrder(parsed.content)) };
+}
+
+/** `openai-responses` → `anthropic-messages`, through chat completions (the non-streamed answer in Anthropic's block order). */
+export const openAIResponsesToAnthropicMessages: MappingTranslator = { ...throughChat, translateResponse };

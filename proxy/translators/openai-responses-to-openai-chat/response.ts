@@ -8,7 +8,9 @@
  *   with an `output_text` part (the `content`) and/or a `refusal` part (the `refusal`); one `function_call` (or
  *   `custom_tool_call`) item per tool call, named as the client knows the tool; and, when Gemini sent thought
  *   signatures, a last `reasoning` item with no summary whose `encrypted_content` carries them, so a client that
- *   replays its items (Codex, or the gateway's response store) sends them back;
+ *   replays its items (Codex, or the gateway's response store) sends them back. A wire format whose answer is an
+ *   ordered list of blocks (Anthropic's `content`) gives that order as {@link OutputSegment}s instead: one item per
+ *   run of blocks of one kind, in the provider's order, as its stream yields them;
  * - `status` and `incomplete_details` from the finish reason, `usage` from the completion's (./output.ts);
  * - the request's parameters echoed (./echo.ts).
  * Content parts of types other than text and thinking are dropped and their paths recorded
@@ -22,7 +24,7 @@ import { isRecord } from '../shared/values.ts';
 import type { TranslatorCall } from '../types.ts';
 import { responseEcho, responseObject } from './echo.ts';
 import { callIdOf, customInput, finishStatus, itemId, messageItem, outputTextPart, reasoningItem, refusalPart, responseIdOf, responsesUsage, toolCallItem } from './output.ts';
-import { toolNamesOf, toolOrigin } from './tool-names.ts';
+import { toolNamesOf, toolOrigin, type ToolNameMap } from './tool-names.ts';
 
 /** Unix time in whole seconds. */
 export function nowSeconds(): number {
@@ -49,10 +51,25 @@ function messageParts(message: Record<string, unknown>, lost: (k: number) => voi
 }
 
 /**
- * Maps a `chat.completion` (already checked to be an object with a `choices` array) to a Responses `response`
- * object, per the rules above. Members it had to drop are pushed to `call.removed` when present.
+ * One run of an answer's output in the provider's order, for a wire format whose answer keeps it (Anthropic's content
+ * blocks) where the chat completion has only one of each: reasoning text, message text (and refusal), or the chat
+ * completion's tool call `call` (its index in `message.tool_calls`).
  */
-export function toResponse(completion: Record<string, unknown>, call: TranslatorCall): Record<string, unknown> {
+export type OutputSegment = { kind: 'reasoning'; text: string } | { kind: 'message'; text: string; refusal: string } | { kind: 'tool'; call: number };
+
+/** The chat completion's own order: its reasoning, its message, its tool calls. */
+function chatOrder(reasoning: string, text: string, refusal: string, toolCalls: number): OutputSegment[] {
+  const segments: OutputSegment[] = [{ kind: 'reasoning', text: reasoning }, { kind: 'message', text, refusal }];
+  for (let k = 0; k < toolCalls; k++) segments.push({ kind: 'tool', call: k });
+  return segments;
+}
+
+/**
+ * Maps a `chat.completion` (already checked to be an object with a `choices` array) to a Responses `response`
+ * object, per the rules above; `order` is the provider's order of the output when it kept one (else the chat
+ * completion's). Members it had to drop are pushed to `call.removed` when present.
+ */
+export function toResponse(completion: Record<string, unknown>, call: TranslatorCall, order?: readonly OutputSegment[]): Record<string, unknown> {
   const choices = completion.choices as unknown[];
   const choice = isRecord(choices[0]) ? choices[0] : {};
   const message = isRecord(choice.message) ? choice.message : {};
@@ -63,25 +80,21 @@ export function toResponse(completion: Record<string, unknown>, call: Translator
   if (messageSignature) carryMessageSignature(carried, messageSignature);
   const output: Record<string, unknown>[] = [];
   const { status, incomplete } = finishStatus(choice.finish_reason);
-  if (reasoning !== '') output.push(reasoningItem(itemId('rs', call.requestId, output.length), reasoning, ''));
-  if (text !== '' || refusal !== '') {
-    const content = [];
-    if (text !== '') content.push(outputTextPart(text));
-    if (refusal !== '') content.push(refusalPart(refusal));
-    output.push(messageItem(itemId('msg', call.requestId, output.length), 'completed', content));
-  }
   const toolCalls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-  toolCalls.forEach((raw, k) => {
-    if (!isRecord(raw)) return void call.removed?.push(`response.choices[0].message.tool_calls[${k}]`);
-    const fn = isRecord(raw.function) ? raw.function : {};
-    const callId = callIdOf(raw.id, call.requestId, k);
-    const origin = toolOrigin(toolNames, typeof fn.name === 'string' ? fn.name : '');
-    const args = argumentsOf(fn.arguments);
-    const signature = geminiThoughtSignature(raw);
-    if (signature) carryToolCallSignature(carried, callId, signature);
-    const prefix = origin.custom ? 'ctc' : 'fc';
-    output.push(toolCallItem(itemId(prefix, call.requestId, output.length), 'completed', callId, origin, origin.custom ? customInput(args) : args));
-  });
+  for (const segment of order ?? chatOrder(reasoning, text, refusal, toolCalls.length)) {
+    if (segment.kind === 'reasoning') {
+      if (segment.text !== '') output.push(reasoningItem(itemId('rs', call.requestId, output.length), segment.text, ''));
+    } else if (segment.kind === 'message') {
+      if (segment.text === '' && segment.refusal === '') continue;
+      const content = [];
+      if (segment.text !== '') content.push(outputTextPart(segment.text));
+      if (segment.refusal !== '') content.push(refusalPart(segment.refusal));
+      output.push(messageItem(itemId('msg', call.requestId, output.length), 'completed', content));
+    } else {
+      const item = toolCallOutput(toolCalls[segment.call], segment.call, output.length, call, toolNames, carried);
+      if (item !== null) output.push(item);
+    }
+  }
   const encrypted = encodeCarried(carried);
   if (encrypted !== '') output.push(reasoningItem(itemId('rs', call.requestId, output.length), '', encrypted));
   if (status === 'incomplete') markLastIncomplete(output);
@@ -99,6 +112,25 @@ export function toResponse(completion: Record<string, unknown>, call: Translator
     },
     responseEcho(call.body),
   );
+}
+
+/**
+ * The output item (at output index `index`) of tool call `k` of the chat completion (`raw`), named as the client knows
+ * the tool, its Gemini thought signature added to `carried`; null (and its path recorded) when it is not an object.
+ */
+function toolCallOutput(raw: unknown, k: number, index: number, call: TranslatorCall, toolNames: ToolNameMap, carried: CarriedReasoning): Record<string, unknown> | null {
+  if (!isRecord(raw)) {
+    call.removed?.push(`response.choices[0].message.tool_calls[${k}]`);
+    return null;
+  }
+  const fn = isRecord(raw.function) ? raw.function : {};
+  const callId = callIdOf(raw.id, call.requestId, k);
+  const origin = toolOrigin(toolNames, typeof fn.name === 'string' ? fn.name : '');
+  const args = argumentsOf(fn.arguments);
+  const signature = geminiThoughtSignature(raw);
+  if (signature) carryToolCallSignature(carried, callId, signature);
+  const prefix = origin.custom ? 'ctc' : 'fc';
+  return toolCallItem(itemId(prefix, call.requestId, index), 'completed', callId, origin, origin.custom ? customInput(args) : args);
 }
 
 /** The last message or tool call item of an incomplete response is `incomplete` (its text or arguments were cut). */
