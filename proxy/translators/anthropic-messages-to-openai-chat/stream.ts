@@ -6,11 +6,19 @@
  *    (OpenAI-compatible providers report usage only at the end; a usage the first chunk already carries is used);
  * 2. content blocks, one at a time, indices from 0 in order: `thinking` (from `reasoning_content` / `reasoning`
  *    deltas, as `thinking_delta`), `text` (from `content` and `refusal` deltas, as `text_delta`), `tool_use` (one per
- *    tool call index, started when its name has arrived, with the provider's id or `toolu_<request id>_<index>`,
- *    `input: {}`; argument fragments as `input_json_delta` `partial_json`, unparsed). A block of another kind closes
- *    the open one (`content_block_stop`); the finish chunk closes the last. Argument fragments for a tool call whose
- *    block was already closed (a provider interleaving parallel calls) go to that block's index all the same, which
- *    the Anthropic SDK accumulates by index.
+ *    tool call, with the provider's id or `toolu_<request id>_<index>`, `input: {}`; argument fragments as
+ *    `input_json_delta` `partial_json`, unparsed). A block of another kind closes the open one
+ *    (`content_block_stop`); the finish chunk closes the last. A tool call is known by its `index` (by its position
+ *    in the chunk when there is none), and a delta whose non-empty `id` differs from the id of the call under that
+ *    key is another call: Gemini sends each parallel call whole in a chunk of its own, without index or with index 0
+ *    for each (captures in THU-MAIC/OpenMAIC#1556, noho/dayu-agent#45). Anthropic's stream never interleaves blocks
+ *    (no delta after a block's `content_block_stop`; Claude Code finalises a block there), while OpenAI's may
+ *    interleave two calls' fragments by index. So one tool block streams at a time, once its name has arrived: a
+ *    call that starts while another's block is open is held (its fragments kept) until that one can take no more,
+ *    i.e. a call with a new id replaced it under its key (then the first held call streams in its turn), or the
+ *    finish chunk or the end came (then the held calls are written whole, in order). A single call, and Gemini's
+ *    calls, stream as they come; of OpenAI's parallel calls, the second and later arrive at the finish. Fragments
+ *    for a call whose block has stopped (text came between) are recorded as removed.
  * 3. Gemini thought signatures (tool calls' and the message's `extra_content.google.thought_signature`) arrive with
  *    the tool calls, after any reasoning: they are emitted last, in a `thinking` block of their own (empty text, a
  *    `signature_delta` with the carried signature, see ./carried-reasoning.ts), so the client sends them back.
@@ -34,21 +42,33 @@ import type { TranslatorCall } from '../types.ts';
 import { anthropicErrorType, anthropicSseEvent } from '../wire/anthropic-messages.ts';
 import { messageId, messagesUsage, stopInfo, toolUseId, zeroUsage } from './response.ts';
 
-/** One tool call of the stream, by the provider's tool call index. */
+/** One tool call of the stream. */
 interface ToolState {
-  /** Its content block index; -1 until its name has arrived and the block started. */
+  /** The key it came under: the provider's tool call index, or its position in the chunk (for a generated id). */
+  key: number;
+  /** Its content block index; -1 until its block started. */
   block: number;
+  /** The provider's id, '' until one came: a different one under the same key is another call. */
+  providerId: string;
+  /** The `tool_use` id, once the block started. */
   id: string;
   name: string;
   /** Argument fragments received before the block could start. */
   pending: string;
   /** Gemini's thought signature of the call, when it came before the block started. */
   signature: string | undefined;
+  /** Its block stopped: it takes no more fragments. */
+  closed: boolean;
 }
 
 /** Chat chunk SSE bytes in, Messages SSE bytes out; one instance per response. */
 class MessagesStream extends ChatChunkSourceStream {
+  /** The call under each key (the latest, when a new id replaced one). */
   private readonly tools = new Map<number, ToolState>();
+  /** Calls whose block has not started (name not yet come, or another tool block open), in order of arrival. */
+  private readonly held: ToolState[] = [];
+  /** The call whose block is the open one, or null. */
+  private live: ToolState | null = null;
   private readonly carried: CarriedReasoning = {};
   private started = false;
   private nextBlock = 0;
@@ -65,7 +85,7 @@ class MessagesStream extends ChatChunkSourceStream {
   protected override onFinish(finishReason: string, choice: Record<string, unknown>): void {
     this.finishReason = finishReason;
     this.finishChoice = choice;
-    this.closeBlock();
+    this.flushHeld();
   }
 
   protected override start(data: Record<string, unknown>): void {
@@ -115,14 +135,18 @@ class MessagesStream extends ChatChunkSourceStream {
 
   private onToolDelta(tc: Record<string, unknown>, position: number): void {
     const key = Number.isInteger(tc.index) ? (tc.index as number) : position;
+    const id = typeof tc.id === 'string' ? tc.id : '';
     let tool = this.tools.get(key);
-    if (!tool) {
-      tool = { block: -1, id: '', name: '', pending: '', signature: undefined };
+    if (!tool || (id !== '' && tool.providerId !== '' && id !== tool.providerId)) {
+      // The call it replaces under this key can take no more fragments: its block, if open, can stop.
+      if (tool !== undefined && tool === this.live) this.closeBlock();
+      tool = { key, block: -1, providerId: '', id: '', name: '', pending: '', signature: undefined, closed: false };
       this.tools.set(key, tool);
+      this.held.push(tool);
     }
     const fn = isRecord(tc.function) ? tc.function : {};
     if (tool.block === -1) {
-      if (typeof tc.id === 'string' && tc.id !== '') tool.id = tc.id;
+      if (id !== '') tool.providerId = id;
       if (typeof fn.name === 'string' && fn.name !== '') tool.name = fn.name;
     }
     const sig = geminiThoughtSignature(tc);
@@ -130,22 +154,38 @@ class MessagesStream extends ChatChunkSourceStream {
       if (tool.block === -1) tool.signature = sig;
       else carryToolCallSignature(this.carried, tool.id, sig);
     }
-    if (tool.block === -1 && tool.name !== '') this.startTool(tool, key);
     const args = typeof fn.arguments === 'string' ? fn.arguments : '';
-    if (args === '') return;
-    if (tool.block === -1) tool.pending += args;
-    else this.delta(tool.block, { type: 'input_json_delta', partial_json: args });
+    if (args !== '') {
+      if (tool.closed) this.call.removed?.push(`response.choices[0].delta.tool_calls[${position}].function.arguments`);
+      else if (tool.block === -1) tool.pending += args;
+      else this.delta(tool.block, { type: 'input_json_delta', partial_json: args });
+    }
+    // The first held call streams once no tool block is open and its name has come; later ones wait their turn.
+    const next = this.held[0];
+    if (this.live === null && next !== undefined && next.name !== '') this.startTool(this.held.shift()!);
   }
 
-  private startTool(tool: ToolState, key: number): void {
-    tool.id = toolUseId(tool.id, this.call.requestId, key);
+  /** Starts `tool`'s block (closing the open one) with the fragments it got so far; it is then the open block. */
+  private startTool(tool: ToolState): void {
+    tool.id = toolUseId(tool.providerId, this.call.requestId, tool.key);
     this.toolBlocks++;
     tool.block = this.startBlock('tool', { type: 'tool_use', id: tool.id, name: tool.name, input: {} });
+    this.live = tool;
     if (tool.signature) carryToolCallSignature(this.carried, tool.id, tool.signature);
     if (tool.pending !== '') {
       this.delta(tool.block, { type: 'input_json_delta', partial_json: tool.pending });
       tool.pending = '';
     }
+  }
+
+  /** No call takes more fragments (finish or end): the open block stops, then each held call is written whole, in order. */
+  private flushHeld(): void {
+    this.closeBlock();
+    for (const tool of this.held) {
+      this.startTool(tool);
+      this.closeBlock();
+    }
+    this.held.length = 0;
   }
 
   /** Closes the open block and starts a new one of `kind`; returns its index. */
@@ -165,13 +205,16 @@ class MessagesStream extends ChatChunkSourceStream {
     if (!this.openBlock) return;
     this.out += anthropicSseEvent('content_block_stop', { type: 'content_block_stop', index: this.openBlock.index });
     this.openBlock = null;
+    if (this.live) {
+      this.live.closed = true;
+      this.live = null;
+    }
   }
 
   /** The end of a complete answer: pending tool calls, carried signatures, `message_delta`, `message_stop`. */
   protected override complete(): void {
     this.start({});
-    for (const [key, tool] of this.tools) if (tool.block === -1) this.startTool(tool, key);
-    this.closeBlock();
+    this.flushHeld();
     if (!isEmptyCarried(this.carried)) {
       const index = this.startBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
       this.delta(index, { type: 'signature_delta', signature: encodeCarried(this.carried) });

@@ -12,13 +12,16 @@
  *    - message (from `content` and `refusal` deltas): `response.output_item.added`, `response.content_part.added`,
  *      `response.output_text.delta` per delta (`response.refusal.delta` in a `refusal` part), then
  *      `response.output_text.done` (`response.refusal.done`), `response.content_part.done`, `response.output_item.done`;
- *    - one function call per chat tool call index, started when its name has arrived: `response.output_item.added`
+ *    - one function call per chat tool call, started when its name has arrived: `response.output_item.added`
  *      (name as the client knows it, `call_id`, `arguments: ""`), `response.function_call_arguments.delta` per argument
  *      fragment, then `response.function_call_arguments.done` and `response.output_item.done`. A call of a custom tool
  *      is a `custom_tool_call` item whose input is sent whole at its end (`response.custom_tool_call_input.delta` and
  *      `.done`), since the fragments are of the JSON arguments the tool's input is wrapped in.
  *    Reasoning or message output after another item closes it; tool calls stay open until the finish chunk (or other
- *    output), so fragments a provider interleaves between parallel calls all reach their items. When Gemini sent
+ *    output), so fragments a provider interleaves between parallel calls all reach their items. A tool call is known
+ *    by its `index` (by its position in the chunk when there is none), and a delta whose non-empty `id` differs from
+ *    the id of the call under that key is another call: Gemini sends each parallel call whole in a chunk of its own,
+ *    without index or with index 0 for each (captures in THU-MAIC/OpenMAIC#1556, noho/dayu-agent#45). When Gemini sent
  *    thought signatures, a last reasoning item without summary carries them in `encrypted_content`.
  * 3. `response.completed` (or `response.incomplete` for finish reason `length` / `content_filter`) with the whole
  *    response object and its usage, after `[DONE]` (or the end of the stream after a finish reason), since the usage
@@ -59,11 +62,12 @@ interface MessageState {
   part: { kind: 'text' | 'refusal'; text: string } | null;
 }
 
-/** One tool call of the stream, by the provider's tool call index. */
+/** One tool call of the stream, by the provider's tool call index (or position), and id when it changes under one. */
 interface ToolState {
   /** Its output index; -1 until its name has arrived and the item started. */
   index: number;
   id: string;
+  /** The provider's id, '' until one came: a different one under the same key is another call. */
   providerId: string;
   name: string;
   origin: ToolOrigin;
@@ -224,14 +228,17 @@ class ResponsesStream extends ChatChunkSourceStream {
 
   private onToolDelta(tc: Record<string, unknown>, position: number): void {
     const key = Number.isInteger(tc.index) ? (tc.index as number) : position;
+    const id = typeof tc.id === 'string' ? tc.id : '';
     let tool = this.tools.get(key);
-    if (!tool) {
+    if (!tool || (id !== '' && tool.providerId !== '' && id !== tool.providerId)) {
+      // A replaced call whose name never came leaves the map: its item starts now, as it would at the finish.
+      if (tool !== undefined && tool.index === -1) this.startTool(tool, key);
       tool = { index: -1, id: '', providerId: '', name: '', origin: { name: '' }, callId: '', args: '', pending: '', signature: undefined, closed: false };
       this.tools.set(key, tool);
     }
     const fn = isRecord(tc.function) ? tc.function : {};
     if (tool.index === -1) {
-      if (typeof tc.id === 'string' && tc.id !== '') tool.providerId = tc.id;
+      if (id !== '') tool.providerId = id;
       if (typeof fn.name === 'string' && fn.name !== '') tool.name = fn.name;
     }
     const signature = geminiThoughtSignature(tc);

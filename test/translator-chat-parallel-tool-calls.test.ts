@@ -1,0 +1,253 @@
+/**
+ * Parallel tool calls in a chat-completions answer, as the chat → Messages and chat → Responses translators map them:
+ * - Gemini's OpenAI-compatible stream sends each call whole in a chunk of its own, with its own `id` and no
+ *   `tool_calls[].index` (or index 0 for every call): captures quoted in THU-MAIC/OpenMAIC#1556,
+ *   noho/dayu-agent#45, open-webui/computer#224, su-kaka/gcli2api#406. Each call must become a call of its own.
+ * - OpenAI's chat stream may interleave the argument fragments of two calls by `index` (the index says which call a
+ *   fragment belongs to: https://platform.openai.com/docs/api-reference/chat-streaming/streaming). Anthropic's
+ *   Messages stream never interleaves content blocks (a block gets no delta after its `content_block_stop`:
+ *   https://docs.anthropic.com/en/docs/build-with-claude/streaming), which the strict fold below checks.
+ * - The non-streamed answers' `tool_calls` arrays carry no index at all: each element is a call.
+ */
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import type { ChatCompletionRequest } from '../shared/chat.ts';
+import { createMessagesStreamTranslator, toMessage } from '../proxy/translators/anthropic-messages-to-openai-chat/index.ts';
+import { createResponsesStreamTranslator, toResponse } from '../proxy/translators/openai-responses-to-openai-chat/index.ts';
+import { decodeCarried } from '../proxy/translators/shared/carried-reasoning.ts';
+import type { TranslatorCall } from '../proxy/translators/types.ts';
+import { events as responsesEvents, fold as foldResponses, run, split, SPLITS } from './support/responses-stream.ts';
+
+const REQUEST_ID = '00000000-0000-4000-8000-000000000001';
+
+function messagesCall(): TranslatorCall {
+  const body = { model: 'gemini-2.5-flash', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], stream: true };
+  return { body: body as unknown as ChatCompletionRequest, stream: true, requestId: REQUEST_ID, removed: [], provider: 'gemini' };
+}
+
+function responsesCall(): TranslatorCall {
+  const body = { model: 'gemini-2.5-flash', input: 'hi', stream: true };
+  return { body: body as unknown as ChatCompletionRequest, stream: true, requestId: REQUEST_ID, removed: [], provider: 'gemini' };
+}
+
+const sse = (...lines: string[]): Buffer => Buffer.from(lines.map((l) => `${l}\n\n`).join(''));
+const chunk = (delta: Record<string, unknown>, finish: string | null = null): string =>
+  `data: ${JSON.stringify({ id: 'g1', object: 'chat.completion.chunk', created: 1700000000, model: 'gemini-2.5-flash', choices: [{ index: 0, delta, finish_reason: finish }] })}`;
+/** A tool call delta; `index` undefined leaves the member out, as Gemini does. */
+const call = (index: number | undefined, id: string | undefined, fn: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  ...(index === undefined ? {} : { index }),
+  ...(id === undefined ? {} : { id, type: 'function' }),
+  function: fn,
+  ...extra,
+});
+const tools = (...calls: Record<string, unknown>[]) => ({ tool_calls: calls });
+const USAGE = 'data: {"id":"g1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":8,"total_tokens":18}}';
+
+/** Gemini's parallel calls: each whole, own id, no index; the finish reason `stop` (Gemini's, for tool calls too). */
+function geminiStream(index: 0 | undefined): Buffer {
+  return sse(
+    chunk({ role: 'assistant', ...tools(call(index, 'jm4owj31', { name: 'Read', arguments: '{"file_path":"/a"}' }, { extra_content: { google: { thought_signature: 'SIG_A' } } })) }),
+    chunk(tools(call(index, 'k2p9xq07', { name: 'Bash', arguments: '{"command":"ls"}' }))),
+    chunk({}, 'stop'),
+    USAGE,
+    'data: [DONE]',
+  );
+}
+
+/** Two calls whose argument fragments interleave by index (0, 1, 0, 1), then a third that starts after both. */
+const INTERLEAVED = sse(
+  chunk(tools(call(0, 'call_a', { name: 'Read', arguments: '{"file_' }))),
+  chunk(tools(call(1, 'call_b', { name: 'Bash', arguments: '{"comm' }))),
+  chunk(tools(call(0, undefined, { arguments: 'path":"/a"}' }))),
+  chunk(tools(call(1, undefined, { arguments: 'and":"ls"}' }))),
+  chunk(tools(call(2, 'call_c', { name: 'Glob', arguments: '{"pattern":"*"}' }))),
+  chunk({}, 'tool_calls'),
+  'data: [DONE]',
+);
+
+interface MessagesEvent {
+  type: string;
+  [member: string]: any;
+}
+
+/**
+ * The events of a Messages SSE body folded as a client that finalises a block at its `content_block_stop` (Claude
+ * Code) does, asserting Anthropic's grammar: blocks start in index order, one open at a time (a block starts only
+ * after the previous one stopped), every delta for the open block, each tool input parsed at its stop.
+ */
+function foldMessages(text: string): { content: any[]; stopReason: string; events: MessagesEvent[] } {
+  const list = text.slice(0, -2).split('\n\n').map((raw) => JSON.parse(raw.split('\n')[1]!.slice('data: '.length)) as MessagesEvent);
+  assert.equal(list[0]!.type, 'message_start');
+  const content: any[] = [];
+  let open = -1;
+  let json = '';
+  let stopReason = '';
+  for (const e of list.slice(1)) {
+    if (e.type === 'content_block_start') {
+      assert.equal(open, -1, `block ${e.index} starts while block ${open} is open`);
+      assert.equal(e.index, content.length, 'blocks start in index order');
+      content.push(structuredClone(e.content_block));
+      open = e.index;
+      json = '';
+    } else if (e.type === 'content_block_delta') {
+      assert.equal(e.index, open, `a delta for block ${e.index} while block ${open} is the open one`);
+      if (e.delta.type === 'input_json_delta') json += e.delta.partial_json;
+      else if (e.delta.type === 'text_delta') content[open].text += e.delta.text;
+      else if (e.delta.type === 'thinking_delta') content[open].thinking += e.delta.thinking;
+      else if (e.delta.type === 'signature_delta') content[open].signature += e.delta.signature;
+    } else if (e.type === 'content_block_stop') {
+      assert.equal(e.index, open, 'the stop is of the open block');
+      if (content[open].type === 'tool_use') content[open].input = JSON.parse(json === '' ? '{}' : json);
+      open = -1;
+    } else if (e.type === 'message_delta') {
+      assert.equal(open, -1, 'every block stopped before message_delta');
+      stopReason = e.delta.stop_reason;
+    }
+  }
+  assert.equal(list.at(-1)!.type, 'message_stop');
+  return { content, stopReason, events: list };
+}
+
+describe('chat stream → Messages stream: parallel tool calls', () => {
+  for (const index of [undefined, 0] as const) {
+    it(`Gemini's whole calls with their own ids and ${index === undefined ? 'no index' : 'index 0 each'}: two tool_use blocks`, async () => {
+      for (const how of SPLITS) {
+        const { content, stopReason } = foldMessages(await run(createMessagesStreamTranslator(messagesCall()), split(geminiStream(index), how)));
+        const uses = content.filter((b) => b.type === 'tool_use');
+        assert.deepEqual(uses, [
+          { type: 'tool_use', id: 'jm4owj31', name: 'Read', input: { file_path: '/a' } },
+          { type: 'tool_use', id: 'k2p9xq07', name: 'Bash', input: { command: 'ls' } },
+        ]);
+        assert.equal(stopReason, 'tool_use');
+      }
+    });
+  }
+
+  it("Gemini's calls stream as they come: the first stops when the second arrives, before the finish chunk; its signature keeps its id", async () => {
+    const mapper = createMessagesStreamTranslator(messagesCall());
+    const seen: string[] = [];
+    mapper.on('data', (d: Buffer) => seen.push(d.toString('utf8')));
+    const [first, second, ...rest] = geminiStream(undefined).toString('utf8').split(/(?<=\n\n)/);
+    mapper.write(first! + second!);
+    await new Promise((r) => setImmediate(r));
+    const sofar = seen.join('');
+    assert.match(sofar, /"content_block_stop","index":0/);
+    assert.match(sofar, /"content_block_start","index":1,"content_block":\{"type":"tool_use","id":"k2p9xq07"/);
+    mapper.end(rest.join(''));
+    await new Promise((r) => mapper.on('end', r).resume());
+    const { content } = foldMessages(seen.join(''));
+    assert.equal(content[2].type, 'thinking');
+    assert.deepEqual(decodeCarried(content[2].signature), { google: { tool_calls: { jm4owj31: 'SIG_A' } } });
+  });
+
+  it('a later delta without an id (Gemini splitting one call) or with the same id continues the call', async () => {
+    const input = sse(
+      chunk(tools(call(undefined, 'jm4owj31', { name: 'Read', arguments: '{"file_' }))),
+      chunk(tools(call(undefined, undefined, { arguments: 'path":' }))),
+      chunk(tools(call(undefined, 'jm4owj31', { arguments: '"/a"}' }))),
+      chunk({}, 'stop'),
+      'data: [DONE]',
+    );
+    const { content } = foldMessages(await run(createMessagesStreamTranslator(messagesCall()), [input]));
+    assert.deepEqual(content, [{ type: 'tool_use', id: 'jm4owj31', name: 'Read', input: { file_path: '/a' } }]);
+  });
+
+  it('fragments interleaved by index: each block gets all of its own and none after its stop', async () => {
+    for (const how of SPLITS) {
+      const c = messagesCall();
+      const { content } = foldMessages(await run(createMessagesStreamTranslator(c), split(INTERLEAVED, how)));
+      assert.deepEqual(content, [
+        { type: 'tool_use', id: 'call_a', name: 'Read', input: { file_path: '/a' } },
+        { type: 'tool_use', id: 'call_b', name: 'Bash', input: { command: 'ls' } },
+        { type: 'tool_use', id: 'call_c', name: 'Glob', input: { pattern: '*' } },
+      ]);
+      assert.deepEqual(c.removed, []);
+    }
+  });
+
+  it("text between a call's fragments stops its block: a later fragment of it is recorded as removed, not sent after the stop", async () => {
+    const c = messagesCall();
+    const input = sse(
+      chunk(tools(call(0, 'call_a', { name: 'Read', arguments: '{}' }))),
+      chunk({ content: 'Reading.' }),
+      chunk(tools(call(0, undefined, { arguments: ' ' }))),
+      chunk({}, 'tool_calls'),
+      'data: [DONE]',
+    );
+    const { content } = foldMessages(await run(createMessagesStreamTranslator(c), [input]));
+    assert.deepEqual(content, [{ type: 'tool_use', id: 'call_a', name: 'Read', input: {} }, { type: 'text', text: 'Reading.' }]);
+    assert.deepEqual(c.removed, ['response.choices[0].delta.tool_calls[0].function.arguments']);
+  });
+
+  it('a single call still streams: its block and first fragment are out before the finish chunk', async () => {
+    const mapper = createMessagesStreamTranslator(messagesCall());
+    const seen: string[] = [];
+    mapper.on('data', (d: Buffer) => seen.push(d.toString('utf8')));
+    mapper.write(sse(chunk(tools(call(0, 'call_a', { name: 'Read', arguments: '{"file_' })))));
+    await new Promise((r) => setImmediate(r));
+    assert.match(seen.join(''), /"content_block_start","index":0,"content_block":\{"type":"tool_use","id":"call_a"/);
+    assert.match(seen.join(''), /"partial_json":"\{\\"file_"/);
+    mapper.end(sse(chunk(tools(call(0, undefined, { arguments: 'path":"/a"}' }))), chunk({}, 'tool_calls'), 'data: [DONE]'));
+    await new Promise((r) => mapper.on('end', r).resume());
+  });
+
+  it('the non-streamed answer: several tool_calls without index are a tool_use block each', () => {
+    const completion = {
+      id: 'g1',
+      model: 'gemini-2.5-flash',
+      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', tool_calls: [
+        { id: 'jm4owj31', type: 'function', function: { name: 'Read', arguments: '{"file_path":"/a"}' } },
+        { id: 'k2p9xq07', type: 'function', function: { name: 'Bash', arguments: '{"command":"ls"}' } },
+      ] } }],
+    };
+    const message = toMessage(completion, messagesCall());
+    assert.deepEqual(message.content, [
+      { type: 'tool_use', id: 'jm4owj31', name: 'Read', input: { file_path: '/a' } },
+      { type: 'tool_use', id: 'k2p9xq07', name: 'Bash', input: { command: 'ls' } },
+    ]);
+  });
+});
+
+describe('chat stream → Responses stream: parallel tool calls', () => {
+  for (const index of [undefined, 0] as const) {
+    it(`Gemini's whole calls with their own ids and ${index === undefined ? 'no index' : 'index 0 each'}: two function_call items`, async () => {
+      for (const how of SPLITS) {
+        const { final } = foldResponses(responsesEvents(await run(createResponsesStreamTranslator(responsesCall()), split(geminiStream(index), how))));
+        const calls = final.response.output.filter((i: any) => i.type === 'function_call');
+        assert.deepEqual(calls.map((i: any) => [i.call_id, i.name, JSON.parse(i.arguments)]), [
+          ['jm4owj31', 'Read', { file_path: '/a' }],
+          ['k2p9xq07', 'Bash', { command: 'ls' }],
+        ]);
+      }
+    });
+  }
+
+  it('fragments interleaved by index reach their own items', async () => {
+    for (const how of SPLITS) {
+      const c = responsesCall();
+      const { final } = foldResponses(responsesEvents(await run(createResponsesStreamTranslator(c), split(INTERLEAVED, how))));
+      assert.deepEqual(final.response.output.map((i: any) => [i.call_id, i.name, JSON.parse(i.arguments)]), [
+        ['call_a', 'Read', { file_path: '/a' }],
+        ['call_b', 'Bash', { command: 'ls' }],
+        ['call_c', 'Glob', { pattern: '*' }],
+      ]);
+      assert.deepEqual(c.removed, []);
+    }
+  });
+
+  it('the non-streamed answer: several tool_calls without index are a function_call item each', () => {
+    const completion = {
+      id: 'g1',
+      model: 'gemini-2.5-flash',
+      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', tool_calls: [
+        { id: 'jm4owj31', type: 'function', function: { name: 'Read', arguments: '{"file_path":"/a"}' } },
+        { id: 'k2p9xq07', type: 'function', function: { name: 'Bash', arguments: '{"command":"ls"}' } },
+      ] } }],
+    };
+    const response = toResponse(completion, responsesCall()) as { output: any[] };
+    assert.deepEqual(response.output.map((i) => [i.type, i.call_id, i.name, i.arguments]), [
+      ['function_call', 'jm4owj31', 'Read', '{"file_path":"/a"}'],
+      ['function_call', 'k2p9xq07', 'Bash', '{"command":"ls"}'],
+    ]);
+  });
+});
