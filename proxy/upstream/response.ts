@@ -139,16 +139,36 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
  * Appends the gateway's headers to the client's list: `Svc-Id`, `Svc-Provider`, `Svc-Cache: MISS` when
  * the request asked for the cache (a hit never gets here), `Svc-Removed-Members`
  * when a translator removed request members (./removed-members.ts), and the admitted request's
- * rate-limit headers.
+ * rate-limit headers, which replace the provider's headers of the same names ({@link withoutOwnNames}).
  */
 function addGatewayHeaders(ctx: RequestContext, list: string[]): string[] {
+  const rl = ctx.rateLimitHeaders;
+  if (rl !== null) withoutOwnNames(list, rl);
   list.push('svc-id', ctx.id, 'svc-provider', ctx.provider!);
   if (ctx.cache !== null) list.push('svc-cache', 'MISS');
   const removed = removedMembersHeader(ctx.call?.removed);
   if (removed !== null) list.push('svc-removed-members', removed);
-  const rl = ctx.rateLimitHeaders;
-  if (rl) for (const k in rl) list.push(k, rl[k]!);
+  if (rl !== null) for (const k in rl) list.push(k, rl[k]!);
   return list;
+}
+
+/**
+ * Takes out of `list` (flat, names lower-case), in place, the provider's headers named as one of the
+ * gateway's rate-limit headers `own` (../ratelimit/index.ts `rateLimitHeaders`: `x-ratelimit-limit`,
+ * `-remaining`, `-reset`, `ratelimit`, `ratelimit-policy`). Providers such as OpenRouter and Together
+ * send `X-RateLimit-*` of their own, and a client reading both got them joined (Node's fetch:
+ * `"77, 100000"`); the gateway's value is the one that applies to the client. Other names (OpenAI's
+ * `x-ratelimit-limit-requests`) stay. Runs only when the gateway's limiter kept headers for the
+ * request: an own-key lookup per provider header, no allocation.
+ */
+function withoutOwnNames(list: string[], own: Readonly<Record<string, string>>): void {
+  let kept = 0;
+  for (let i = 0; i + 1 < list.length; i += 2) {
+    if (Object.hasOwn(own, list[i]!)) continue;
+    list[kept++] = list[i]!;
+    list[kept++] = list[i + 1]!;
+  }
+  list.length = kept;
 }
 
 /** A flat header list as an object (a repeated name's values in an array), for the mapped answers that edit it. */

@@ -24,6 +24,9 @@
  *   - `hop-nominated` → the fixture, with `Connection: close, x-secret`, `x-secret: hop` (a header
  *     the Connection header makes hop-by-hop) and `x-kept: yes`;
  *   - `proto-headers` → the fixture, with headers named `constructor` and `__proto__`;
+ *   - `ratelimit-headers` → the fixture, with the provider's own rate-limit headers as OpenRouter and Together
+ *     name them (`X-RateLimit-Limit`, `-Remaining`, `-Reset`), the IETF draft's `RateLimit`, and OpenAI's
+ *     `x-ratelimit-limit-requests` (test/fixtures/providers/openai/responses-text.headers.json);
  *   - `retry-after-<n>` → 429 with `Retry-After: <n>` (seconds); `retry-after-date-<n>` → 429 with
  *     `Retry-After` the HTTP-date <n> seconds from now;
  *   - `malformed-then-trickle` → a 200 stream (chat chunks, or Anthropic's events on `…/messages`) whose second
@@ -174,6 +177,9 @@ serveScripted(
     if (model === 'echo-key-200') return okWith(res, path, [['x-echo', credential], ['x-request-id', 'req_echo']]);
     if (model === 'hop-nominated') return okWith(res, path, [['connection', 'close, x-secret'], ['x-secret', 'hop'], ['x-kept', 'yes']]);
     if (model === 'proto-headers') return okWith(res, path, [['constructor', 'c1'], ['__proto__', 'p1'], ['x-kept', 'yes']]);
+    if (model === 'ratelimit-headers') {
+      return okWith(res, path, [['X-RateLimit-Limit', '100000'], ['X-RateLimit-Remaining', '99999'], ['X-RateLimit-Reset', '60'], ['RateLimit', '"provider";r=99999;t=60'], ['x-ratelimit-limit-requests', '5000']]);
+    }
     const after = /^retry-after-(date-)?(\d+)$/.exec(model);
     if (after) {
       const seconds = Number(after[2]);
