@@ -8,7 +8,8 @@
  * request is let through, and its success returns the provider to the pool (its failure restarts the
  * cool-down). A 429 takes the provider out for its `Retry-After` (seconds or an HTTP date; default 1 s; at most
  * `health.cool-down`, ../balancer/retry-after.ts). When every provider
- * is out, the least recently ejected one is used rather than failing the request.
+ * is out, the one whose ejection ends first is used rather than failing the request, preferring one
+ * that did not ask to wait (a `Retry-After` not yet over).
  *
  * Providers the gateway holds no credentials for are left out of the choice while the router has
  * another provider for the endpoint (a request must never go upstream without credentials; the
@@ -25,7 +26,9 @@
  *
  * Retries: exponential backoff with full jitter between `min-delay` and `max-delay`
  * (delay_n = min(max, min·factorⁿ), slept as random(0, delay_n]) or a constant delay — AWS
- * Architecture Blog, "Exponential Backoff And Jitter" (2015).
+ * Architecture Blog, "Exponential Backoff And Jitter" (2015). A retry that can only go to providers
+ * whose 429 asked to wait (`Retry-After`, RFC 9110 §10.2.3) waits until the first of those waits is
+ * over, at most `max-delay` ({@link RouterRuntime.retryWaitMs}; ./upstream/retry.ts).
  */
 import type { LoadBalanceConfig, ProviderConfig, RetryPolicy, RouterConfig } from '../shared/config.ts';
 import { getModelInfo, listModels } from '../shared/models.ts';
@@ -48,6 +51,11 @@ interface ProviderHealth {
   ejectedUntilMs: number;
   /** A probe is under way after the cool-down. */
   probing: boolean;
+  /**
+   * Until when (ms) the provider asked not to be sent requests: its last 429's `Retry-After`; 0 when
+   * it never sent one. Unlike {@link ejectedUntilMs}, not set by a 429 without it nor by errors.
+   */
+  waitUntilMs: number;
 }
 
 /** A provider choice: the provider and the model to send it. */
@@ -148,7 +156,7 @@ export class RouterRuntime {
       this.pools.set(kind.name, { group, usable, mapped: this.mappedMembers(group.config, usable) });
     }
     this.latency = new LatencyBalancer([...all], { now, random });
-    for (const p of all) this.health.set(p, { outcomes: [], ejectedUntilMs: 0, probing: false });
+    for (const p of all) this.health.set(p, { outcomes: [], ejectedUntilMs: 0, probing: false, waitUntilMs: 0 });
   }
 
   /**
@@ -208,8 +216,10 @@ export class RouterRuntime {
     let probe = false;
     let candidates = healthy;
     if (candidates.length === 0) {
-      // Everyone is out: use the provider whose ejection ends first.
-      candidates = [untried.reduce((a, b) => (this.health.get(a)!.ejectedUntilMs <= this.health.get(b)!.ejectedUntilMs ? a : b))];
+      // Everyone is out: use the provider whose ejection ends first, among those not asking to wait
+      // when there are any (a retry waited for one of the others: ./upstream/retry.ts).
+      const free = untried.filter((p) => this.health.get(p)!.waitUntilMs <= now);
+      candidates = [(free.length > 0 ? free : untried).reduce((a, b) => (this.health.get(a)!.ejectedUntilMs <= this.health.get(b)!.ejectedUntilMs ? a : b))];
     }
     const provider = lb.strategy === 'weighted' ? pool.group.weighted.pick(candidates) : this.latency.pick(candidates);
     if (!provider) return null;
@@ -230,6 +240,24 @@ export class RouterRuntime {
   targets(endpoint: EndpointName, model: string): Array<{ provider: ProviderName; model: string }> {
     const pool = this.pools.get(endpoint)!;
     return (pool.mapped.get(model) ?? pool.usable).map((provider) => ({ provider, model: this.mapModel(pool.group.config, provider, model) }));
+  }
+
+  /**
+   * How long a retry must wait before a provider it may go to no longer asks to wait (its 429's
+   * `Retry-After`): 0 when one of them never asked or its wait is over, else the shortest wait (ms).
+   * The providers are those {@link choose} picks from for `model` at `endpoint` after `tried` (the
+   * untried members, else all), or `pinned` alone when the client pinned it.
+   */
+  retryWaitMs(endpoint: EndpointName, model: string, tried: ReadonlySet<ProviderName>, pinned: ProviderName | null): number {
+    const now = this.now();
+    const waitOf = (p: ProviderName): number => Math.max(0, (this.health.get(p)?.waitUntilMs ?? 0) - now);
+    if (pinned !== null) return waitOf(pinned);
+    const pool = this.pools.get(endpoint)!;
+    const members = pool.mapped.get(model) ?? pool.usable;
+    const untried = members.filter((p) => !tried.has(p));
+    let wait = Infinity;
+    for (const p of untried.length > 0 ? untried : members) wait = Math.min(wait, waitOf(p));
+    return wait === Infinity ? 0 : wait;
   }
 
   /** True when `provider` may take requests at `now` (in the pool, or due for its probe). */
@@ -271,6 +299,7 @@ export class RouterRuntime {
     const { windowMs, errorThreshold, minRequests, coolDownMs } = this.config.health;
     if (status === 429) {
       h.ejectedUntilMs = now + (retryAfterMs ?? 1000);
+      if (retryAfterMs !== null) h.waitUntilMs = h.ejectedUntilMs;
       h.probing = false;
       return;
     }

@@ -4,10 +4,15 @@
  * with `Retry-After: 100000` no longer takes a provider out for 27 hours, and an HTTP-date is no longer taken for 1 s.
  * The ejection is read on `GET /health` (`routers.<name>[].ejectedForMs`). test/support/hostile-provider-stub.ts plays
  * OpenAI and Groq (the model picks the Retry-After); admin on the real PostgreSQL and the proxy run as processes.
+ *
+ * Router retries (`retries`) honour it too: a retry to a provider that asked to wait waits at least that long (at most
+ * `retries.max-delay`), and when no member may be tried within `max-delay` the provider's 429 is the answer. Before,
+ * a pinned provider answering `Retry-After: 2` was sent 3 attempts within 25 ms, and with every member answering 429
+ * the router went back to the first 40 ms after it said to wait 2 s. The stub counts the attempts (`GET /__requests`).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startStubbedStack, type Stack, type StubbedStack } from './support/stack.ts';
+import { clearStubRequests, startStubbedStack, stubRequests, type Stack, type StubbedStack } from './support/stack.ts';
 
 const COOL_DOWN_MS = 10_000;
 
@@ -22,14 +27,19 @@ before(async () => {
       seconds: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai'] } }, health: { 'cool-down': `${COOL_DOWN_MS}ms` } },
       date: { 'load-balance': { chat: { strategy: 'latency', providers: ['groq'] } }, health: { 'cool-down': `${COOL_DOWN_MS}ms` } },
       small: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai'] } } },
+      // Retries: a short backoff, so what the retries wait is the providers' Retry-After.
+      'one-member': { 'load-balance': { chat: { strategy: 'latency', providers: ['openai'] } }, retries: { 'max-retries': 1, 'min-delay': '10ms', 'max-delay': '5s' } },
+      pinned: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai', 'groq'] } }, retries: { 'max-retries': 1, 'min-delay': '10ms', 'max-delay': '5s' } },
+      'short-max': { 'load-balance': { chat: { strategy: 'latency', providers: ['openai'] } }, retries: { 'max-retries': 2, 'min-delay': '10ms', 'max-delay': '500ms' } },
+      'all-limited': { 'load-balance': { chat: { strategy: 'latency', providers: ['openai', 'groq'] } }, retries: { 'max-retries': 2, 'min-delay': '10ms', 'max-delay': '5s' } },
     },
   }));
   stack = stubbed.stack;
 });
 after(() => stubbed?.stop());
 
-/** Sends a chat request to router `name` with `model` (which picks the stub's Retry-After). */
-async function rateLimited(name: string, model: string): Promise<void> {
+/** Sends a chat request to router `name` with `model` (which picks the stub's Retry-After); the 429's headers. */
+async function rateLimited(name: string, model: string): Promise<Headers> {
   const res = await fetch(`${stack.gatewayUrl}/router/${name}/chat/completions`, {
     method: 'POST',
     body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
@@ -37,6 +47,12 @@ async function rateLimited(name: string, model: string): Promise<void> {
   });
   await res.arrayBuffer();
   assert.equal(res.status, 429);
+  return res.headers;
+}
+
+/** The provider of each request the stub received since it was last cleared, in order (by its path). */
+async function attempts(): Promise<string[]> {
+  return (await stubRequests(stubbed.stubUrl)).map((r) => (String(r.url).startsWith('/openai/') ? 'groq' : 'openai'));
 }
 
 /** How long router `name` keeps its one provider out, per GET /health (ms). */
@@ -62,4 +78,42 @@ test('Retry-After below the cap is kept as the provider asked (default cool-down
   await rateLimited('small', 'retry-after-20');
   const ms = await ejectedForMs('small');
   assert.ok(ms > 18_000 && ms <= 20_000, `ejected for ${ms} ms`);
+});
+
+test('retries: a router of one member whose 429 says Retry-After: 2 retries it no sooner than 2 s later', async () => {
+  await clearStubRequests(stubbed.stubUrl);
+  const t0 = performance.now();
+  await rateLimited('one-member', 'retry-after-2');
+  const elapsed = performance.now() - t0;
+  assert.deepEqual(await attempts(), ['openai', 'openai']);
+  assert.ok(elapsed >= 2000, `the retry waited the provider's Retry-After: answered after ${elapsed} ms`);
+});
+
+test('retries: a pinned provider (openai/… on a router of two) whose 429 says Retry-After: 2 is retried no sooner than 2 s later', async () => {
+  await clearStubRequests(stubbed.stubUrl);
+  const t0 = performance.now();
+  await rateLimited('pinned', 'openai/retry-after-2');
+  const elapsed = performance.now() - t0;
+  assert.deepEqual(await attempts(), ['openai', 'openai']);
+  assert.ok(elapsed >= 2000, `the retry waited the provider's Retry-After: answered after ${elapsed} ms`);
+});
+
+test('retries: a Retry-After beyond retries.max-delay (500 ms) is not retried: the provider’s 429 with its Retry-After is the answer', async () => {
+  await clearStubRequests(stubbed.stubUrl);
+  const headers = await rateLimited('short-max', 'retry-after-2');
+  assert.deepEqual(await attempts(), ['openai'], 'one attempt, no retry into the wait');
+  assert.equal(headers.get('retry-after'), '2');
+});
+
+test('retries: every member answering 429 Retry-After: 2 — the other member at once, then back to the first no sooner than its 2 s', async () => {
+  await clearStubRequests(stubbed.stubUrl);
+  const t0 = performance.now();
+  const headers = await rateLimited('all-limited', 'retry-after-2');
+  const elapsed = performance.now() - t0;
+  const sent = await attempts();
+  assert.equal(sent.length, 3, sent.join(', '));
+  assert.notEqual(sent[1], sent[0], 'the first retry goes to the member that did not ask to wait');
+  assert.equal(sent[2], sent[0], 'the second retry goes to the member whose wait ends first');
+  assert.ok(elapsed >= 2000, `the second retry waited the first member's Retry-After: answered after ${elapsed} ms`);
+  assert.equal(headers.get('retry-after'), '2');
 });
