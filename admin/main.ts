@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const keyUsage = startKeyUsage(db.sql, logger);
   const controlPlane = await startControlPlane(server, db.sql, logger, keyUsage);
   const app = createApp({ sql: db.sql, config, logger, health: () => ({ controlPlane: controlPlane.stats() }), keyUsage });
-  serveRequests(server, app, createAdminMetrics(() => controlPlane.stats()), logger);
+  serveRequests(server, app, config.metrics.enabled ? createAdminMetrics(() => controlPlane.stats()) : null, logger);
   const retention = startRetention(db.sql, config.admin.retentionDays, logger);
 
   await new Promise<void>((resolve, reject) => {
@@ -117,8 +117,9 @@ function loadConfigOrExit(): GatewayConfig {
 /**
  * Serves `server`'s requests with the Koa `app`: `GET /metrics` apart, every other request with a
  * `svc-request-id` header, its metrics and one `request` log line (route pattern, status, ms).
+ * `metrics` null (`metrics.enabled: false`): nothing is counted and `GET /metrics` is the app's 404.
  */
-function serveRequests(server: Server, app: Koa, metrics: AdminMetrics, logger: Logger): void {
+function serveRequests(server: Server, app: Koa, metrics: AdminMetrics | null, logger: Logger): void {
   // The route pattern the router matched, per response (for the metric label and the log line).
   const routes = new WeakMap<ServerResponse, string>();
   app.middleware.unshift(async (ctx: Context, next: Next) => {
@@ -132,11 +133,11 @@ function serveRequests(server: Server, app: Koa, metrics: AdminMetrics, logger: 
   const handle = app.callback();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'GET' && path === '/metrics') return metrics.serve(res);
+    if (metrics && req.method === 'GET' && path === '/metrics') return metrics.serve(res);
     const requestId = randomUUID();
     const start = performance.now();
     res.setHeader('svc-request-id', requestId);
-    metrics.observe(req, res, () => routes.get(res) ?? null);
+    metrics?.observe(req, res, () => routes.get(res) ?? null);
     // An answer sent before the body was read (413, 401, ...): discard the rest so the client sees it.
     res.once('prefinish', () => {
       if (!req.complete) lingerAfterAnswer(req);

@@ -28,12 +28,13 @@
  * `svc.features: none` (no control plane) never loads it.
  */
 import { readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
 import { LRUCache } from 'lru-cache';
 import type WebSocket from 'ws';
 import type { Logger } from 'pino';
 import { hashesEqual } from '../shared/apikey.ts';
+import { ConfigError } from '../shared/config.ts';
 import { AdminMessageSchema, KEY_GONE_CLOSE_CODE, MAX_KEYS_USED_PER_MESSAGE, parseMessage, type AdminMessage, type KeyEntry } from '../shared/controlplane.ts';
 import { LogQueue, type LogQueueOptions } from './log-queue.ts';
 import { loadOnce } from '../shared/lazy.ts';
@@ -137,14 +138,10 @@ export class ControlPlaneClient {
 
   /**
    * Creates the client without connecting; see {@link ControlPlaneClient.start}.
-   * @throws {Error} when `caFile` is given but cannot be read.
+   * @throws {ConfigError} when `caFile` is given but cannot be read or holds no PEM certificate.
    */
   constructor(private readonly options: ControlPlaneOptions) {
-    try {
-      this.ca = options.caFile ? [...tls.rootCertificates, readFileSync(options.caFile)] : undefined;
-    } catch (err) {
-      throw new Error(`control-plane.ca-file: cannot read ${options.caFile} (${(err as Error).message})`);
-    }
+    this.ca = options.caFile ? [...tls.rootCertificates, readCaFile(options.caFile)] : undefined;
     this.queue = new LogQueue(options.queue, (message) => {
       if (!this.ws || this.ws.readyState !== this.ws.OPEN) return false;
       this.ws.send(message);
@@ -163,7 +160,7 @@ export class ControlPlaneClient {
   /**
    * Creates the client and starts connecting. It never throws or exits for an unreachable admin: it
    * keeps reconnecting until {@link ControlPlaneClient.close}.
-   * @throws {Error} only when `caFile` cannot be read.
+   * @throws {ConfigError} only when `caFile` cannot be read or holds no PEM certificate.
    */
   static start(options: ControlPlaneOptions): ControlPlaneClient {
     const client = new ControlPlaneClient(options);
@@ -412,4 +409,25 @@ export class ControlPlaneClient {
     this.ws?.close(1001, 'proxy shutting down');
     return drained;
   }
+}
+
+/**
+ * The private CA file's PEM text, read once at start.
+ * @throws {ConfigError} naming `control-plane.ca-file` when the file cannot be read or holds no PEM
+ *   certificate: TLS would otherwise skip what it cannot parse and fail every connection later, far from the cause.
+ */
+function readCaFile(file: string): Buffer {
+  let pem: Buffer;
+  try {
+    pem = readFileSync(file);
+  } catch (err) {
+    throw new ConfigError(`control-plane.ca-file: cannot read ${file} (${(err as Error).message})`);
+  }
+  try {
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no "-----BEGIN CERTIFICATE-----" line');
+    new X509Certificate(pem);
+  } catch (err) {
+    throw new ConfigError(`control-plane.ca-file: ${file} holds no PEM certificate (${(err as Error).message})`);
+  }
+  return pem;
 }

@@ -16,10 +16,13 @@ import { createGateway } from './gateway.ts';
 import { createMetrics } from './metrics.ts';
 import { warmUpEstimator } from './tokenlimit/index.ts';
 
-function main(): void {
-  let config;
+/**
+ * `make()`'s result; on a {@link ConfigError} (the configuration, or a file it names, is wrong) one
+ * line on stderr and exit code 2, which `npm start` does not restart (scripts/start.ts).
+ */
+function orExitOnConfigError<T>(make: () => T): T {
   try {
-    config = loadConfig(configPathFrom(process.argv.slice(2)));
+    return make();
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`proxy: invalid configuration: ${err.message}`);
@@ -27,6 +30,10 @@ function main(): void {
     }
     throw err;
   }
+}
+
+function main(): void {
+  const config = orExitOnConfigError(() => loadConfig(configPathFrom(process.argv.slice(2))));
   // gateway.yaml's `models:` prices and limits, for every model lookup of this process.
   applyModelOverrides(config.models);
   const logger = createLogger('proxy', config.logLevel);
@@ -37,19 +44,22 @@ function main(): void {
       console.error(`proxy: svc.features is "${config.features}", which needs SVC_CONTROL_PLANE_API_KEY (an API key of your organization)`);
       process.exit(2);
     }
-    controlPlane = ControlPlaneClient.start({
-      url: config.controlPlane.url,
-      apiKey,
-      caFile: config.controlPlane.caFile,
-      queue: { maxRecords: config.logQueue.maxRecords, maxBytes: config.logQueue.maxBytes, batchSize: config.logQueue.batchSize },
-      flushIntervalMs: config.logQueue.flushIntervalMs,
-      logger,
-    });
+    controlPlane = orExitOnConfigError(() =>
+      ControlPlaneClient.start({
+        url: config.controlPlane.url,
+        apiKey,
+        caFile: config.controlPlane.caFile,
+        queue: { maxRecords: config.logQueue.maxRecords, maxBytes: config.logQueue.maxBytes, batchSize: config.logQueue.batchSize },
+        flushIntervalMs: config.logQueue.flushIntervalMs,
+        logger,
+      }),
+    );
   }
   // The tokenizer tables cost ~75 MB; most requests never need a count (their size in bytes already
   // fits the context window), so they load on first need unless `token-limit.preload` asks otherwise.
   if (config.tokenLimit.preload) warmUpEstimator();
-  const metrics = createMetrics(controlPlane);
+  // metrics.enabled: false: no registry, so GET /metrics is not a route (404) and nothing is counted.
+  const metrics = config.metrics.enabled ? createMetrics(controlPlane) : null;
   const gateway = createGateway({ config, logger, controlPlane, metrics });
   const port = Number(process.env.GATEWAY_PORT ?? 8080);
   const host = process.env.GATEWAY_HOST ?? '0.0.0.0';

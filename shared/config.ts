@@ -25,7 +25,7 @@ import {
 } from 'superstruct';
 import { describeStructError, validateValue } from './validate.ts';
 import { checkModelOverrides, ModelOverrideError, REASONING_EFFORTS, type ModelOverride } from './models.ts';
-import { PROVIDER_NAMES, PROVIDERS, isProviderName, type ProviderName } from './providers.ts';
+import { PROVIDER_NAMES, PROVIDERS, isProviderName, offersEmbeddings, type ProviderName } from './providers.ts';
 import { escapedSecretForm, secretForm } from './secret-form.ts';
 
 /** Raised when the configuration is invalid; `message` names the key path and what is wrong. */
@@ -45,14 +45,64 @@ export function parseDuration(text: string, path = 'duration'): number {
   return value;
 }
 
-/** A duration string (`500ms`, `1s`, `5m`, `1h`) or a positive number of milliseconds. */
-const Duration = define<string | number>('duration', (value) => {
-  if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? true : 'expected a positive number of milliseconds';
-  if (typeof value !== 'string') return 'expected a duration such as "500ms", "1s", "5m" or "1h"';
-  const parsed = ms(value as ms.StringValue);
-  return typeof parsed === 'number' && Number.isFinite(parsed) && parsed > 0
+/**
+ * The longest duration a Node timer holds (ms): 2^31 − 1, about 24.8 days. Node turns a longer
+ * `setTimeout`/`setInterval` delay into 1 ms (TimeoutOverflowWarning), so such a setting would fire at once.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** Whether `value` is a duration (a positive number of ms, or `ms` text), and at most `maxMs` when given. */
+function checkDuration(value: unknown, maxMs: number | null): true | string {
+  let parsed: number | undefined;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value <= 0) return 'expected a positive number of milliseconds';
+    parsed = value;
+  } else {
+    if (typeof value !== 'string') return 'expected a duration such as "500ms", "1s", "5m" or "1h"';
+    parsed = ms(value as ms.StringValue);
+    if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed <= 0) {
+      return `expected a duration such as "500ms", "1s", "5m" or "1h", got ${JSON.stringify(value)}`;
+    }
+  }
+  if (maxMs !== null && parsed > maxMs) {
+    return `at most ${maxMs} ms (about 24.8 days; a timer waits it, and Node fires a longer timer at once), got ${JSON.stringify(value)}`;
+  }
+  return true;
+}
+
+/** A duration string (`500ms`, `1s`, `5m`, `1h`, `30d`) or a positive number of milliseconds; a span, never a timer's delay. */
+const Duration = define<string | number>('duration', (value) => checkDuration(value, null));
+
+/** A {@link Duration} a timer waits (a timeout, an interval, a retry delay): at most {@link MAX_TIMER_MS}. */
+const TimerDuration = define<string | number>('timer duration', (value) => checkDuration(value, MAX_TIMER_MS));
+
+/** An absolute `http:` or `https:` URL (a provider's base URL, which request paths are appended to). */
+const HttpUrl = define<string>('http url', (value) => {
+  const url = typeof value === 'string' && URL.canParse(value) ? new URL(value) : null;
+  return url && (url.protocol === 'http:' || url.protocol === 'https:')
     ? true
-    : `expected a duration such as "500ms", "1s", "5m" or "1h", got ${JSON.stringify(value)}`;
+    : `expected an absolute http: or https: URL such as "https://api.example.com/v1", got ${JSON.stringify(value)}`;
+});
+
+/** Why `value` is not a WebSocket URL (`ws:` or `wss:`), or true when it is one. */
+function checkWsUrl(value: unknown): true | string {
+  const url = typeof value === 'string' && URL.canParse(value) ? new URL(value) : null;
+  return url && (url.protocol === 'ws:' || url.protocol === 'wss:')
+    ? true
+    : `expected a ws: or wss: URL such as "ws://127.0.0.1:8585/v1/control-plane", got ${JSON.stringify(value)}`;
+}
+
+/** admin's control-plane WebSocket URL. */
+const WsUrl = define<string>('ws url', checkWsUrl);
+
+/** A model-mappings candidate: `<provider>/<model>` with a known provider and a model. */
+const MappingTarget = define<string>('mapping target', (value) => {
+  const slash = typeof value === 'string' ? value.indexOf('/') : -1;
+  if (typeof value !== 'string' || slash <= 0 || slash === value.length - 1) {
+    return `expected "<provider>/<model>" such as "openai/gpt-4o-mini", got ${JSON.stringify(value)}`;
+  }
+  const provider = value.slice(0, slash);
+  return isProviderName(provider) ? true : `unknown provider ${JSON.stringify(provider)}; known providers: ${PROVIDER_NAMES.join(', ')}`;
 });
 
 const Provider = define<ProviderName>('provider', (value) =>
@@ -78,16 +128,16 @@ const GlobalRateLimitSchema = object({
   store: optional(enums(['in-memory', 'redis'])),
   'per-api-key': optional(GcraLimitSchema),
   'per-user': optional(GcraLimitSchema),
-  'cleanup-interval': optional(Duration),
+  'cleanup-interval': optional(TimerDuration),
 });
 
 const RetrySchema = object({
   strategy: optional(enums(['exponential', 'constant'])),
   'max-retries': optional(min(integer(), 0)),
-  'min-delay': optional(Duration),
-  'max-delay': optional(Duration),
+  'min-delay': optional(TimerDuration),
+  'max-delay': optional(TimerDuration),
   factor: optional(min(number(), 1)),
-  delay: optional(Duration),
+  delay: optional(TimerDuration),
 });
 
 const HealthSchema = object({
@@ -113,7 +163,7 @@ const RouterProviderEntry = define<ProviderName | { provider: ProviderName; weig
 const LoadBalanceChatSchema = object({
   strategy: enums(['latency', 'weighted', 'model-mappings']),
   providers: array(RouterProviderEntry),
-  'model-mappings': optional(record(string(), array(string()))),
+  'model-mappings': optional(record(string(), array(MappingTarget))),
 });
 
 const RouterSchema = object({
@@ -124,7 +174,7 @@ const RouterSchema = object({
 });
 
 const ProviderConfigSchema = object({
-  'base-url': optional(string()),
+  'base-url': optional(HttpUrl),
   /** Azure: deployments by model name; Bedrock: region override. */
   'api-version': optional(string()),
   deployments: optional(record(string(), string())),
@@ -158,16 +208,16 @@ const ModelOverrideSchema = object({
 /** Superstruct schema of the YAML document (kebab-case keys, as users write them). */
 export const GatewayConfigSchema = object({
   svc: optional(object({ features: optional(enums(['none', 'auth', 'observability'])) })),
-  'control-plane': optional(object({ url: optional(string()), 'ca-file': optional(string()) })),
+  'control-plane': optional(object({ url: optional(WsUrl), 'ca-file': optional(string()) })),
   server: optional(
     object({
       'max-body-size': optional(PositiveInt),
       'max-translated-response-size': optional(PositiveInt),
-      'upstream-timeout': optional(Duration),
-      'shutdown-timeout': optional(Duration),
-      'headers-timeout': optional(Duration),
-      'request-timeout': optional(Duration),
-      'send-timeout': optional(Duration),
+      'upstream-timeout': optional(TimerDuration),
+      'shutdown-timeout': optional(TimerDuration),
+      'headers-timeout': optional(TimerDuration),
+      'request-timeout': optional(TimerDuration),
+      'send-timeout': optional(TimerDuration),
     }),
   ),
   providers: optional(record(Provider, ProviderConfigSchema)),
@@ -178,7 +228,7 @@ export const GatewayConfigSchema = object({
       type: enums(['in-memory', 'redis']),
       url: optional(string()),
       'fail-mode': optional(enums(['open', 'closed'])),
-      timeout: optional(Duration),
+      timeout: optional(TimerDuration),
     }),
   ),
   'log-queue': optional(
@@ -186,7 +236,7 @@ export const GatewayConfigSchema = object({
       'max-records': optional(PositiveInt),
       'max-bytes': optional(PositiveInt),
       'batch-size': optional(PositiveInt),
-      'flush-interval': optional(Duration),
+      'flush-interval': optional(TimerDuration),
       'max-body-bytes': optional(PositiveInt),
     }),
   ),
@@ -205,7 +255,7 @@ export const GatewayConfigSchema = object({
       'max-size': optional(PositiveInt),
       'max-entry-size': optional(PositiveInt),
       'default-max-age': optional(Duration),
-      timeout: optional(Duration),
+      timeout: optional(TimerDuration),
     }),
   ),
   logging: optional(object({ level: optional(enums(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])) })),
@@ -394,6 +444,8 @@ export interface GatewayConfig {
   /** The response cache (`Svc-Cache-Enabled`). */
   cache: CacheConfig;
   logLevel: string;
+  /** `metrics.enabled` (default true): false and neither process answers `GET /metrics` (404). */
+  metrics: { enabled: boolean };
   /**
    * `models:`: prices (USD per 1M tokens) and limits (tokens) the operator adds or overrides, keyed
    * `<provider>/<model>`; both processes apply them at start with `applyModelOverrides`
@@ -411,10 +463,49 @@ function toGcra(raw: Infer<typeof GcraLimitSchema> | undefined): GcraLimit | nul
   return raw ? { capacity: raw.capacity, periodMs: toDuration(raw['refill-frequency'], 1000) } : null;
 }
 
-function toLoadBalance(raw: Infer<typeof LoadBalanceChatSchema>, path: string): LoadBalanceConfig {
-  const providers = raw.providers.map((p) => (typeof p === 'string' ? { provider: p, weight: 1 } : { provider: p.provider, weight: p.weight }));
-  if (providers.length === 0) throw new ConfigError(`${path}.providers: expected at least one provider`);
+/**
+ * One `load-balance.<key>` group (`path` names it, `source` the file).
+ * @throws {ConfigError} naming the key: no provider, a provider listed twice, a weight on a router that
+ *   is not `weighted` or `model-mappings` on one that is not `model-mappings` (both would be ignored),
+ *   and, for the embeddings group (`embeddings`), no provider that offers embeddings.
+ */
+function toLoadBalance(raw: Infer<typeof LoadBalanceChatSchema>, path: string, source: string, embeddings = false): LoadBalanceConfig {
+  const fail = (key: string, what: string) => new ConfigError(`${source}: ${path}.${key}: ${what}`);
+  if (raw.providers.length === 0) throw fail('providers', 'expected at least one provider');
+  const providers: RouterProvider[] = [];
+  for (const [i, p] of raw.providers.entries()) {
+    const entry = typeof p === 'string' ? { provider: p, weight: 1 } : { provider: p.provider, weight: p.weight };
+    if (typeof p !== 'string' && raw.strategy !== 'weighted') {
+      throw fail(`providers.${i}.weight`, `only a "weighted" router uses weights; this one is "${raw.strategy}" (list the provider by its name)`);
+    }
+    if (providers.some((q) => q.provider === entry.provider)) throw fail(`providers.${i}`, `${entry.provider} is listed twice`);
+    providers.push(entry);
+  }
+  if (raw['model-mappings'] !== undefined && raw.strategy !== 'model-mappings') {
+    throw fail('model-mappings', `only a "model-mappings" router applies mappings; this one is "${raw.strategy}"`);
+  }
+  if (embeddings && !providers.some((p) => offersEmbeddings(p.provider))) {
+    const offering = PROVIDER_NAMES.filter(offersEmbeddings).join(', ');
+    throw fail('providers', `none of ${providers.map((p) => p.provider).join(', ')} offers embeddings (those that do: ${offering})`);
+  }
   return { strategy: raw.strategy, providers, modelMappings: raw['model-mappings'] ?? {} };
+}
+
+/**
+ * `retries:` with its defaults (exponential, 2 retries, 100 ms to 2 s, factor 2), or null without one:
+ * then the router retries nothing.
+ * @throws {ConfigError} when an exponential backoff's `min-delay` is above its `max-delay`.
+ */
+function toRetries(rt: Infer<typeof RetrySchema> | undefined, path: string, source: string): RetryPolicy | null {
+  if (!rt) return null;
+  const strategy = rt.strategy ?? 'exponential';
+  const minDelayMs = toDuration(rt['min-delay'] ?? rt.delay, 100);
+  const maxDelayMs = toDuration(rt['max-delay'], 2000);
+  // A constant delay reads only min-delay (or delay).
+  if (strategy === 'exponential' && minDelayMs > maxDelayMs) {
+    throw new ConfigError(`${source}: ${path}.min-delay: ${minDelayMs} ms is above ${path}.max-delay (${maxDelayMs} ms${rt['max-delay'] === undefined ? ', its default' : ''})`);
+  }
+  return { strategy, maxRetries: rt['max-retries'] ?? 2, minDelayMs, maxDelayMs, factor: rt.factor ?? 2 };
 }
 
 /**
@@ -487,7 +578,8 @@ function toProviders(rawProviders: RawGatewayConfig['providers'], env: NodeJS.Pr
 
 /**
  * `routers:` with their defaults (retries, health window, threshold and cool-down in ms).
- * @throws {ConfigError} for a router name outside `[A-Za-z0-9_.-]` or a load-balance it cannot use.
+ * @throws {ConfigError} for a router name outside `[A-Za-z0-9_.-]`, a load-balance it cannot use
+ *   ({@link toLoadBalance}) or retries whose delays contradict ({@link toRetries}).
  */
 function toRouters(rawRouters: RawGatewayConfig['routers'], source: string): Record<string, RouterConfig> {
   // No prototype: a router named "__proto__" is stored as one, not made the object's prototype.
@@ -495,22 +587,14 @@ function toRouters(rawRouters: RawGatewayConfig['routers'], source: string): Rec
   for (const [name, r] of Object.entries(rawRouters ?? {})) {
     const path = `routers.${name}`;
     if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new ConfigError(`${source}: ${path}: router names may use letters, digits, '-', '_' and '.'`);
-    const chat = toLoadBalance(r['load-balance'].chat, `${path}.load-balance.chat`);
-    const rt = r.retries;
+    const chat = toLoadBalance(r['load-balance'].chat, `${path}.load-balance.chat`, source);
+    const embeddings = r['load-balance'].embeddings;
     routers[name] = {
       name,
       chat,
-      embeddings: r['load-balance'].embeddings ? toLoadBalance(r['load-balance'].embeddings, `${path}.load-balance.embeddings`) : chat,
+      embeddings: embeddings ? toLoadBalance(embeddings, `${path}.load-balance.embeddings`, source, true) : chat,
       rateLimit: { perApiKey: toGcra(r['rate-limit']?.['per-api-key']), perUser: toGcra(r['rate-limit']?.['per-user']) },
-      retries: rt
-        ? {
-            strategy: rt.strategy ?? 'exponential',
-            maxRetries: rt['max-retries'] ?? 2,
-            minDelayMs: toDuration(rt['min-delay'] ?? rt.delay, 100),
-            maxDelayMs: toDuration(rt['max-delay'], 2000),
-            factor: rt.factor ?? 2,
-          }
-        : null,
+      retries: toRetries(r.retries, `${path}.retries`, source),
       health: {
         windowMs: toDuration(r.health?.window, 60_000),
         errorThreshold: r.health?.['error-threshold'] ?? 0.5,
@@ -547,6 +631,20 @@ function toServer(rawServer: RawGatewayConfig['server'], source: string): Gatewa
 }
 
 /**
+ * admin's control-plane URL: `control-plane.url` (checked by the schema), else `SVC_CONTROL_PLANE_URL`,
+ * else the local admin on `ADMIN_PORT` (default 8585).
+ * @throws {ConfigError} naming `SVC_CONTROL_PLANE_URL` when it is not a ws: or wss: URL.
+ */
+function controlPlaneUrl(configured: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (configured !== undefined) return configured;
+  const fromEnv = env.SVC_CONTROL_PLANE_URL;
+  if (fromEnv === undefined) return `ws://127.0.0.1:${Number(env.ADMIN_PORT ?? 8585)}/v1/control-plane`;
+  const valid = checkWsUrl(fromEnv);
+  if (valid !== true) throw new ConfigError(`SVC_CONTROL_PLANE_URL: ${valid}`);
+  return fromEnv;
+}
+
+/**
  * Validates a parsed YAML document and returns the typed configuration with defaults applied.
  * @param doc the parsed YAML (any shape).
  * @param env the environment to read provider keys and `DEFAULT_CONTROL_PLANE_URL`-style overrides from.
@@ -575,14 +673,10 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
   const redisUrl = raw['rate-limit-store']?.url ?? null;
   if (storeType === 'redis' && !redisUrl) throw new ConfigError(`${source}: rate-limit-store.url: required when the store type is "redis"`);
 
-  const adminPort = Number(env.ADMIN_PORT ?? 8585);
   const q = raw['log-queue'];
   return {
     features,
-    controlPlane: {
-      url: raw['control-plane']?.url ?? env.SVC_CONTROL_PLANE_URL ?? `ws://127.0.0.1:${adminPort}/v1/control-plane`,
-      caFile: raw['control-plane']?.['ca-file'] ?? null,
-    },
+    controlPlane: { url: controlPlaneUrl(raw['control-plane']?.url, env), caFile: raw['control-plane']?.['ca-file'] ?? null },
     server: toServer(raw.server, source),
     providers,
     routers,
@@ -605,6 +699,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
     tokenLimit: { preload: raw['token-limit']?.preload ?? false },
     cache: toCacheConfig(raw.cache, storeType, redisUrl, source),
     logLevel: raw.logging?.level ?? env.LOG_LEVEL ?? 'info',
+    metrics: { enabled: raw.metrics?.enabled ?? true },
     models: toModelOverrides(raw.models, source),
   };
 }

@@ -75,3 +75,15 @@ export const PROVIDERS: Readonly<Record<ProviderName, ProviderInfo>> = {
 export function isProviderName(name: string): name is ProviderName {
   return Object.prototype.hasOwnProperty.call(PROVIDERS, name);
 }
+
+/**
+ * Providers the gateway sends no embeddings (their transports in proxy/providers/index.ts bind no
+ * `embeddings` endpoint: the provider offers none, or none on the OpenAI path). Config validation reads it
+ * here because shared/ does not load the proxy's transports; test/config.test.ts keeps the two in step.
+ */
+const WITHOUT_EMBEDDINGS: ReadonlySet<ProviderName> = new Set(['groq', 'deepseek', 'xai', 'openrouter', 'anthropic']);
+
+/** True when the gateway can send `name` an embeddings request. */
+export function offersEmbeddings(name: ProviderName): boolean {
+  return !WITHOUT_EMBEDDINGS.has(name);
+}

@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildConfig, ConfigError, loadConfig, parseDuration, configPathFrom } from '../shared/config.ts';
+import { bindingFor } from '../proxy/providers/index.ts';
+import { offersEmbeddings, PROVIDER_NAMES } from '../shared/providers.ts';
 
 const bad = (doc: unknown, pattern: RegExp) => assert.throws(() => buildConfig(doc, {}), (e: unknown) => e instanceof ConfigError && pattern.test(e.message));
 
@@ -49,4 +51,77 @@ test('--config and GATEWAY_CONFIG select the file', () => {
   assert.equal(configPathFrom(['--config=y.yaml'], {}), 'y.yaml');
   assert.equal(configPathFrom([], { GATEWAY_CONFIG: 'z.yaml' }), 'z.yaml');
   assert.equal(configPathFrom([], {}), 'gateway.yaml');
+});
+
+// ---- operator mistakes that must stop the start (each names its key) ----
+
+const router = (chat: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ routers: { r: { 'load-balance': { chat }, ...extra } } });
+
+test('providers.<p>.base-url must be an absolute http: or https: URL', () => {
+  for (const url of ['not a url', '127.0.0.1:18393/v1', 'ftp://127.0.0.1/v1', 'localhost:11434']) {
+    bad({ providers: { openai: { 'base-url': url } } }, /^gateway\.yaml: providers\.openai\.base-url: expected an absolute http: or https: URL/);
+  }
+  assert.equal(buildConfig({ providers: { ollama: { 'base-url': 'https://ollama.internal:443/v1' } } }, {}).providers.ollama.baseUrl, 'https://ollama.internal:443/v1');
+});
+
+test('control-plane.url must be a ws: or wss: URL, from the file or SVC_CONTROL_PLANE_URL', () => {
+  for (const url of ['garbage', 'http://127.0.0.1:8585/v1/control-plane', '127.0.0.1:8585']) {
+    bad({ 'control-plane': { url } }, /^gateway\.yaml: control-plane\.url: expected a ws: or wss: URL/);
+  }
+  assert.throws(() => buildConfig({}, { SVC_CONTROL_PLANE_URL: 'garbage' }), (e: unknown) => e instanceof ConfigError && /SVC_CONTROL_PLANE_URL: expected a ws: or wss: URL/.test(e.message));
+  assert.equal(buildConfig({ 'control-plane': { url: 'wss://admin.internal/v1/control-plane' } }, {}).controlPlane.url, 'wss://admin.internal/v1/control-plane');
+});
+
+test('a model-mappings target names a known provider as <provider>/<model>', () => {
+  bad(router({ strategy: 'model-mappings', providers: ['openai'], 'model-mappings': { 'gpt-4o': ['opneai/gpt-4o-mini'] } }), /routers\.r\.load-balance\.chat\.model-mappings\.gpt-4o\.0: unknown provider "opneai"/);
+  bad(router({ strategy: 'model-mappings', providers: ['groq'], 'model-mappings': { m: ['groq/x', 'grok/llama-3.3-70b'] } }), /model-mappings\.m\.1: unknown provider "grok"/);
+  bad(router({ strategy: 'model-mappings', providers: ['openai'], 'model-mappings': { m: ['gpt-4o-mini'] } }), /model-mappings\.m\.0: expected "<provider>\/<model>"/);
+  bad(router({ strategy: 'model-mappings', providers: ['openai'], 'model-mappings': { m: ['openai/'] } }), /model-mappings\.m\.0: expected "<provider>\/<model>"/);
+});
+
+test('weights only on a weighted router; model-mappings only on a model-mappings router', () => {
+  bad(router({ strategy: 'latency', providers: [{ provider: 'openai', weight: 3 }, 'groq'] }), /routers\.r\.load-balance\.chat\.providers\.0\.weight: only a "weighted" router uses weights; this one is "latency"/);
+  bad(router({ strategy: 'latency', providers: ['openai'], 'model-mappings': { m: ['openai/x'] } }), /routers\.r\.load-balance\.chat\.model-mappings: only a "model-mappings" router applies mappings; this one is "latency"/);
+  bad(router({ strategy: 'weighted', providers: ['openai'], 'model-mappings': { m: ['openai/x'] } }), /chat\.model-mappings: .*this one is "weighted"/);
+});
+
+test('a provider listed twice in a router', () =>
+  bad(router({ strategy: 'weighted', providers: [{ provider: 'openai', weight: 1 }, 'groq', { provider: 'openai', weight: 2 }] }), /routers\.r\.load-balance\.chat\.providers\.2: openai is listed twice/));
+
+test('an embeddings pool with no provider that offers embeddings', () => {
+  bad({ routers: { r: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai'] }, embeddings: { strategy: 'latency', providers: ['anthropic'] } } } } }, /routers\.r\.load-balance\.embeddings\.providers: none of anthropic offers embeddings/);
+  // A chat-only router without an embeddings group stays valid (embeddings there are a 400 unsupported_endpoint).
+  assert.ok(buildConfig(router({ strategy: 'latency', providers: ['anthropic'] }), {}));
+});
+
+test('retries: min-delay above max-delay', () => {
+  bad(router({ strategy: 'latency', providers: ['openai'] }, { retries: { 'min-delay': '5s', 'max-delay': '1s' } }), /routers\.r\.retries\.min-delay: 5000 ms is above routers\.r\.retries\.max-delay \(1000 ms\)/);
+  bad(router({ strategy: 'latency', providers: ['openai'] }, { retries: { 'min-delay': '5s' } }), /retries\.min-delay: 5000 ms is above routers\.r\.retries\.max-delay \(2000 ms, its default\)/);
+  // A constant delay does not use max-delay.
+  assert.equal(buildConfig(router({ strategy: 'latency', providers: ['openai'] }, { retries: { strategy: 'constant', delay: '5s' } }), {}).routers.r!.retries!.minDelayMs, 5000);
+});
+
+test('durations a timer runs are at most 2147483647 ms', () => {
+  const tooLong = /at most 2147483647 ms \(about 24\.8 days; /;
+  bad({ server: { 'shutdown-timeout': '30d' } }, /server\.shutdown-timeout: .*at most 2147483647 ms/);
+  bad({ global: { 'rate-limit': { 'cleanup-interval': '30d' } } }, /global\.rate-limit\.cleanup-interval: .*at most 2147483647 ms/);
+  bad({ 'log-queue': { 'flush-interval': '30d' } }, /log-queue\.flush-interval: .*at most 2147483647 ms/);
+  bad({ server: { 'upstream-timeout': 2_147_483_648 } }, tooLong);
+  bad(router({ strategy: 'latency', providers: ['openai'] }, { retries: { 'max-delay': '25d' } }), /routers\.r\.retries\.max-delay: .*at most 2147483647 ms/);
+  assert.equal(buildConfig({ server: { 'shutdown-timeout': 2_147_483_647 } }, {}).server.shutdownTimeoutMs, 2_147_483_647);
+  // Not timers: a month-long refill and a 30-day cache lifetime stay valid.
+  assert.equal(buildConfig({ global: { 'rate-limit': { 'per-api-key': { capacity: 1000, 'refill-frequency': '30d' } } } }, {}).rateLimit.global.perApiKey!.periodMs, 30 * 86_400_000);
+  assert.equal(buildConfig({ cache: { 'default-max-age': '30d' } }, {}).cache.defaultTtlMs, 30 * 86_400_000);
+});
+
+test('"expected at least one provider" carries the file prefix', () =>
+  bad(router({ strategy: 'latency', providers: [] }), /^gateway\.yaml: routers\.r\.load-balance\.chat\.providers: expected at least one provider/));
+
+test('metrics.enabled: default true, false read', () => {
+  assert.equal(buildConfig({}, {}).metrics.enabled, true);
+  assert.equal(buildConfig({ metrics: { enabled: false } }, {}).metrics.enabled, false);
+});
+
+test('which providers offer embeddings: the config check agrees with the proxy\'s bindings', () => {
+  for (const p of PROVIDER_NAMES) assert.equal(offersEmbeddings(p), bindingFor(p, 'embeddings') !== undefined, p);
 });
