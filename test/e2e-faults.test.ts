@@ -419,8 +419,8 @@ describe('operability: /metrics', () => {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type')!, /text\/plain/);
     const text = await res.text();
-    assert.match(text, /svc_proxy_requests_total\{route="\/ai\/chat\/completions",provider="openai",status="200"\} \d+/);
-    assert.match(text, /svc_proxy_requests_total\{route="\/ai\/chat\/completions",provider="openai",status="499"\} \d+/);
+    assert.match(text, /svc_proxy_requests_total\{route="\/ai\/chat\/completions",router="",provider="openai",status="200"\} \d+/);
+    assert.match(text, /svc_proxy_requests_total\{route="\/ai\/chat\/completions",router="",provider="openai",status="499"\} \d+/);
     for (const name of [
       'svc_proxy_request_duration_seconds_bucket',
       'svc_proxy_time_to_first_token_seconds_bucket',
@@ -439,7 +439,7 @@ describe('operability: /metrics', () => {
     for (let i = 0; i < 3; i++) await (await fetch(`${stack.gatewayUrl}/nope-${uniq()}`, { method: 'POST', body: '{}' })).arrayBuffer();
     const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
     assert.ok(!text.includes('nope-'), 'no per-path series');
-    assert.match(text, /svc_proxy_requests_total\{route="unmatched",provider="none",status="404"\} \d+/);
+    assert.match(text, /svc_proxy_requests_total\{route="unmatched",router="",provider="none",status="404"\} \d+/);
   });
 
   test('admin serves Prometheus metrics: HTTP requests by route and status, ingested/duplicate/rejected records, control-plane connections', async () => {

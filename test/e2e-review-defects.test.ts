@@ -162,7 +162,7 @@ describe('attempt accounting', () => {
   });
 
   test('a client leaving during a retry backoff ends its attempt in the latency balancer once', async () => {
-    const series = 'svc_proxy_requests_total{route="router:chat",provider="openai",status="499"}';
+    const series = 'svc_proxy_requests_total{route="router:chat",router="backoff",provider="openai",status="499"}';
     const closedBefore = await metric(series);
     // X stays in flight at openai (the stub never answers `hang`): the count the balancer must keep.
     const x = new AbortController();

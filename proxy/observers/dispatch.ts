@@ -19,8 +19,9 @@ export function defineObservers(list: ReadonlyArray<ResponseObserver | false | n
   };
 }
 
-/** The provider's answer starts (see {@link ResponseObserver.onResponseStart}). */
+/** The provider's answer starts (see {@link ResponseObserver.onResponseStart}); `ctx.streamed` is set. */
 export function responseStarted(ctx: RequestContext, streamed: boolean): void {
+  ctx.streamed = streamed;
   const list = ctx.gw.observers.start;
   for (let i = 0; i < list.length; i++) list[i]!.onResponseStart!(ctx, streamed);
 }

@@ -139,6 +139,8 @@ export interface RequestContext {
   responseCapture: ResponseCapture | null;
   responseAtMs: number | null;
   firstByteMs: number | null;
+  /** The answer started is an event stream (a provider's, or a stored one replayed); set with the response's start. */
+  streamed: boolean;
   status: number;
   /** What went wrong (logged), or null. */
   error: string | null;
@@ -222,6 +224,7 @@ export function createContext(gw: GatewayRuntime, req: IncomingMessage, res: Ser
     responseCapture: null,
     responseAtMs: null,
     firstByteMs: null,
+    streamed: false,
     status: 0,
     error: null,
     errorCode: null,

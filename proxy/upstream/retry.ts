@@ -32,7 +32,8 @@ export function retryIfAllowed(ctx: RequestContext, status: number, retryAfterMs
   ctx.attempts.push({ provider: ctx.provider!, status, latencyMs: latency, error });
   // Every retryable outcome (timeout and connection error included) is the provider's failure.
   failBalancer(ctx, latency);
-  ctx.gw.metrics?.requests.inc({ route: 'router:retry', provider: ctx.provider!, status: String(status) });
+  // Counted apart from the requests, which count this request once when it finishes.
+  ctx.gw.metrics?.routerRetries.inc({ router: router.config.name, provider: ctx.provider!, status: String(status) });
   ctx.phase = 'none';
   ctx.deadlineMs = Infinity;
   // A timer per retry is the rare path; the request is not otherwise waiting on anything.
