@@ -1,7 +1,7 @@
 /**
  * The memory cache store (proxy/cache/memory.ts): answers kept as bytes in one arena used as a ring,
  * CLOCK eviction (a bucket read since it was written survives its turn at the tail), buckets up to
- * their size, expiry, bodies that outlive the arena's later writes, and a randomized run against a
+ * their size, expiry, bodies that outlive the arena's later writes, the usage kept with an answer, and a randomized run against a
  * small arena in which every answer read back must be one that was added, whole and in order.
  */
 import assert from 'node:assert/strict';
@@ -43,6 +43,18 @@ test('memory store: an answer comes back whole, its members as stored; a full bu
   assert.equal(bucket[1]!.body.toString(), 'b'.repeat(10));
   assert.equal(bucket[1]!.streamed, false);
   assert.equal(store.get(key('other')), null);
+});
+
+test('memory store: the usage a translated stream withheld comes back with its answer; answers without one have none', () => {
+  const store = new MemoryCacheStore(100_000);
+  const usage = { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25, prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 } };
+  store.add(key('u'), answer('plain', 10, 'p'), 60_000, 3);
+  store.add(key('u'), { ...answer('withheld', 30, 'w'), streamed: true, usage }, 60_000, 3);
+  store.add(key('u'), answer('after', 10, 'a'), 60_000, 3);
+  const bucket = answers(store.get(key('u')))!;
+  assert.deepEqual(bucket.map((a) => a.requestId), ['plain', 'withheld', 'after']);
+  assert.deepEqual(bucket.map((a) => a.usage), [null, usage, null]);
+  assert.deepEqual(bucket.map((a) => a.body.toString()), ['p'.repeat(10), 'w'.repeat(30), 'a'.repeat(10)], 'the bodies after a usage are read where they are');
 });
 
 test('memory store: replace (Cache-Control: no-cache) empties the bucket for the new answer, and drops it when the new one is too large to keep', () => {

@@ -183,7 +183,7 @@ test('a stored stream is replayed event by event, each write after the client dr
   try {
     const ctx = makeContext(gw, { path: '/ai/chat/completions', body: {} });
     ctx.provider = 'openai';
-    ctx.cache = { key: 'k', ttlMs: 1000, bucketMax: 1, write: 'add', hitOf: null, chunks: null, bytes: 0, streamed: false, replay: null, replayAt: 0 };
+    ctx.cache = { key: 'k', ttlMs: 1000, bucketMax: 1, write: 'add', hitOf: null, chunks: null, bytes: 0, streamed: false, usage: null, replay: null, replayAt: 0 };
     const writes: string[] = [];
     let drain: ((this: unknown) => void) | null = null;
     const res = ctx.res as unknown as { write(c: Buffer): boolean; once(e: string, f: () => void): unknown };

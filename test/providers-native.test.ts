@@ -441,7 +441,7 @@ describe('anthropic: stream mapping', () => {
       const bytes = fixture(c.file);
       let reference: string | undefined;
       for (const how of SPLITS) {
-        const out = await runMapper(createAnthropicStreamMapper(makeCall('anthropic', { stream: true })), split(bytes, how));
+        const out = await runMapper(createAnthropicStreamMapper(makeCall('anthropic', { stream: true, stream_options: { include_usage: true } })), split(bytes, how));
         const s = summarize(out);
         assert.equal(s.error, undefined, label(how));
         assert.ok(s.done, `${label(how)}: ends with [DONE]`);
@@ -454,12 +454,26 @@ describe('anthropic: stream mapping', () => {
         assert.deepEqual(s.usage, [c.usage], label(how));
         const usageChunk = s.chunks[s.chunks.length - 1]!;
         assert.deepEqual(usageChunk.choices, [], 'the usage chunk has no choices');
+        for (const chunk of s.chunks.slice(0, -1)) assert.equal(chunk.usage, null, 'every other chunk has usage null (include_usage)');
         const normalized = out.replace(/"created":\d+/g, '"created":0');
         reference ??= normalized;
         assert.equal(normalized, reference, `${label(how)}: identical output`);
       }
     });
   }
+
+  it('without stream_options.include_usage: no usage chunk and no usage member; the usage is withheld on the call', async () => {
+    const c = cases[0]!;
+    const call = makeCall('anthropic', { stream: true });
+    const s = summarize(await runMapper(createAnthropicStreamMapper(call), [fixture(c.file)]));
+    assert.ok(s.done);
+    assert.equal(s.text, c.text);
+    for (const chunk of s.chunks) {
+      assert.equal(chunk.choices.length, 1);
+      assert.equal('usage' in chunk, false);
+    }
+    assert.deepEqual(call.withheldUsage, c.usage);
+  });
 
   it('tool-call chunks: start carries index, id, type and name; argument deltas carry only index and arguments', async () => {
     const out = await runMapper(createAnthropicStreamMapper(makeCall('anthropic', { stream: true })), [fixture('anthropic/message-stream-tool-use.sse')]);
@@ -796,7 +810,7 @@ describe('bedrock: stream mapping', () => {
       const bytes = fixture(stream);
       let reference: string | undefined;
       for (const how of SPLITS) {
-        const out = await runMapper(createBedrockStreamMapper(makeCall('bedrock', { model: 'us.amazon.nova-micro-v1:0', stream: true })), split(bytes, how));
+        const out = await runMapper(createBedrockStreamMapper(makeCall('bedrock', { model: 'us.amazon.nova-micro-v1:0', stream: true, stream_options: { include_usage: true } })), split(bytes, how));
         const s = summarize(out);
         assert.equal(s.error, undefined, label(how));
         assert.ok(s.done, `${label(how)}: ends with [DONE]`);
@@ -813,12 +827,32 @@ describe('bedrock: stream mapping', () => {
             prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
           },
         ]);
+        assert.deepEqual(s.chunks[s.chunks.length - 1]!.choices, [], 'the usage chunk has no choices');
+        for (const chunk of s.chunks.slice(0, -1)) assert.equal(chunk.usage, null, 'every other chunk has usage null (include_usage)');
         const normalized = out.replace(/"created":\d+/g, '"created":0');
         reference ??= normalized;
         assert.equal(normalized, reference, `${label(how)}: identical output`);
       }
     });
   }
+
+  it('without stream_options.include_usage: no usage chunk and no usage member; the usage is withheld on the call', async () => {
+    const want = expected('bedrock/converse-stream.jsonl');
+    const call = makeCall('bedrock', { model: 'us.amazon.nova-micro-v1:0', stream: true });
+    const s = summarize(await runMapper(createBedrockStreamMapper(call), [fixture('bedrock/converse-stream.eventstream')]));
+    assert.ok(s.done);
+    assert.equal(s.text, want.text);
+    for (const chunk of s.chunks) {
+      assert.equal(chunk.choices.length, 1);
+      assert.equal('usage' in chunk, false);
+    }
+    assert.deepEqual(call.withheldUsage, {
+      prompt_tokens: want.usage.inputTokens,
+      completion_tokens: want.usage.outputTokens,
+      total_tokens: want.usage.totalTokens,
+      prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+    });
+  });
 
   const codec = new EventStreamCodec(toUtf8, fromUtf8);
   const frame = (headers: Record<string, string>, payload: unknown) =>

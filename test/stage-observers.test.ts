@@ -120,7 +120,7 @@ test('the positional head: HEAD_MEMBERS names every record member once, and each
     model: 'model-sent-1',
     error: 'error-1',
     attempts: [{ provider: 'openai', status: 502, latencyMs: 3 }],
-    cache: { key: 'k', ttlMs: 1, bucketMax: 1, hitOf: 'hit-of-1', chunks: null, bytes: 0, streamed: false, replay: null, replayAt: 0 },
+    cache: { key: 'k', ttlMs: 1, bucketMax: 1, hitOf: 'hit-of-1', chunks: null, bytes: 0, streamed: false, usage: null, replay: null, replayAt: 0 },
   });
   ctx.status = 502;
   ctx.res.end();

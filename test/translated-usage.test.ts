@@ -73,12 +73,21 @@ function oneHourUsage(): Record<string, unknown> {
 
 const call = (stream: boolean): TranslatorCall => ({ body: { model: 'claude-sonnet-4-5', messages: [] } as ChatCompletionRequest, stream, requestId: randomUUID(), provider: 'anthropic' });
 
-/** The chunks' usage of an Anthropic stream mapped to chat chunks. */
+/**
+ * The usage of an Anthropic stream mapped to chat chunks: the usage chunk's (the client asked with
+ * `stream_options.include_usage`), and the one withheld for the log without it; the two must agree.
+ */
 async function streamedUsage(sse: string): Promise<Record<string, any>> {
+  const asked = call(true);
+  asked.body.stream_options = { include_usage: true };
   let out = '';
-  for await (const piece of Readable.from([Buffer.from(sse)]).pipe(createAnthropicStreamMapper(call(true)))) out += String(piece);
+  for await (const piece of Readable.from([Buffer.from(sse)]).pipe(createAnthropicStreamMapper(asked))) out += String(piece);
   const chunks = out.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
-  return chunks.find((c) => c.usage)!.usage;
+  const sent = chunks.find((c) => c.usage)!.usage;
+  const unasked = call(true);
+  for await (const piece of Readable.from([Buffer.from(sse)]).pipe(createAnthropicStreamMapper(unasked))) void piece;
+  assert.deepEqual(unasked.withheldUsage, sent);
+  return sent;
 }
 
 describe('Anthropic cache writes in chat usage', () => {

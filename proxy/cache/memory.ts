@@ -14,7 +14,7 @@
  * promise. The answer a hit serves is copied out, so a slow client's replay never sees the arena
  * rewritten under it.
  */
-import { answersAt, countAt, entrySize, expiryAt, keyIs, keyNumber, keyNumberAt, markRead, readAnswer, sizeAt, wasRead, writeEntry } from './arena-entry.ts';
+import { answersAt, countAt, entrySize, expiryAt, keyIs, keyNumber, keyNumberAt, markRead, readAnswer, sizeAt, usageText, wasRead, writeEntry } from './arena-entry.ts';
 import type { AnswerToStore, CachedAnswer, CachedBucket, CacheStore, CacheUsage } from './types.ts';
 
 /** See the module comment. */
@@ -67,7 +67,8 @@ export class MemoryCacheStore implements CacheStore {
       // A copy: making room below may overwrite the old entry, dead once the index forgets it.
       older = Buffer.from(answersAt(this.arena!, at));
     }
-    const size = entrySize(key, older, answer);
+    const usage = usageText(answer);
+    const size = entrySize(key, older, answer, usage);
     if (size < 0 || size > this.capacity) return;
     // The key's old entry (or another key's sharing its number) is dead from here on.
     const held = this.index.get(id);
@@ -75,7 +76,7 @@ export class MemoryCacheStore implements CacheStore {
     const arena = this.arena ?? this.allocate();
     if (arena === null) return;
     const to = this.reserve(arena, size);
-    writeEntry(arena, to, size, key, Date.now() + ttlMs, older, count, answer);
+    writeEntry(arena, to, size, key, Date.now() + ttlMs, older, count, answer, usage);
     this.head = to + size;
     this.index.set(id, to);
     this.liveBytes += size;

@@ -1,6 +1,7 @@
 /**
  * The Redis cache store (`cache.store: redis`): every gateway on the same Redis shares answers. A
- * key's bucket is a list, `svc:cache:<sha256>`, of answers as JSON (the body in base64), oldest
+ * key's bucket is a list, `svc:cache:<sha256>`, of answers as JSON (the body in base64, the usage a translated
+ * stream withheld from its client when there is one), oldest
  * first; an add is one pipeline `RPUSH`, `LTRIM` to the bucket size, `PEXPIRE`. A read is `LRANGE`.
  * Redis down or slow means a miss, never an error: a read resolves null when the client is not
  * connected (nothing waits for a connection) or the command fails or passes `timeoutMs`, and
@@ -9,15 +10,20 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { closeRedis, connectRedis, waitForReady } from '../../shared/redis-client.ts';
+import type { ChatUsage } from '../../shared/chat.ts';
 import type { AnswerToStore, CachedAnswer, CachedBucket, CacheStore } from './types.ts';
 
-/** An answer as stored in Redis. */
+/**
+ * An answer as stored in Redis: request id, status, streamed, content type, body (base64), and the usage its
+ * stream withheld (`CachedAnswer.usage`; left out when none).
+ */
 interface StoredAnswer {
   r: string;
   s: number;
   t: boolean;
   c: string;
   b: string;
+  u?: ChatUsage;
 }
 
 /** Least time between two warnings (ms). */
@@ -84,6 +90,7 @@ export class RedisCacheStore implements CacheStore {
     if (redis === null) return;
     const k = this.prefix + key;
     const stored: StoredAnswer = { r: answer.requestId, s: answer.status, t: answer.streamed, c: answer.contentType, b: Buffer.concat(answer.chunks, answer.bytes).toString('base64') };
+    if (answer.usage) stored.u = answer.usage;
     // MULTI, so that another gateway's read never sees the bucket emptied and not yet refilled.
     const batch = replace ? redis.multi().del(k) : redis.pipeline();
     batch
@@ -130,5 +137,5 @@ class ListBucket implements CachedBucket {
 /** A stored answer back as a {@link CachedAnswer}. */
 function fromStored(text: string): CachedAnswer {
   const s = JSON.parse(text) as StoredAnswer;
-  return { requestId: s.r, status: s.s, streamed: s.t, contentType: s.c, body: Buffer.from(s.b, 'base64') };
+  return { requestId: s.r, status: s.s, streamed: s.t, contentType: s.c, body: Buffer.from(s.b, 'base64'), usage: s.u ?? null };
 }

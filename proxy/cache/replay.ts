@@ -1,7 +1,8 @@
 /**
  * A hit's answer: written as a provider's answer would come (`Svc-Id`, `Svc-Provider`, the admitted
  * request's rate-limit headers, plus `Svc-Cache: HIT`), through the response observers (metrics,
- * access log, log record see it as any answer). A stored stream is replayed as a stream: its SSE
+ * access log, log record see it as any answer; the record also gets the usage stored with the answer, when its
+ * stream withheld it from its client). A stored stream is replayed as a stream: its SSE
  * events in order, each written when the client has read the previous ones (backpressure: the next
  * write waits for `drain`), so a slow client never makes the gateway buffer the whole answer.
  */
@@ -17,6 +18,7 @@ const EVENT_END = Buffer.from('\n\n');
 export function answerFromCache(ctx: RequestContext, answer: CachedAnswer): void {
   const cache = ctx.cache!;
   cache.hitOf = answer.requestId;
+  cache.usage = answer.usage ?? null;
   const headers: Record<string, string> = { ...ctx.rateLimitHeaders, 'content-type': answer.contentType, 'svc-id': ctx.id, 'svc-cache': 'HIT' };
   if (ctx.provider) headers['svc-provider'] = ctx.provider;
   ctx.status = answer.status;

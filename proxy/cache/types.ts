@@ -4,6 +4,7 @@
  * on its context. A key holds a *bucket*: up to `Svc-Cache-Bucket-Max-Size` (≤ 20) different
  * answers to the same request, served in turn once full.
  */
+import type { ChatUsage } from '../../shared/chat.ts';
 
 /** Most answers one key keeps (`Svc-Cache-Bucket-Max-Size` at most). */
 export const MAX_BUCKET_SIZE = 20;
@@ -20,6 +21,12 @@ export interface CachedAnswer {
   contentType: string;
   /** The body bytes the client received (decoded: providers are asked for identity encoding). */
   body: Buffer;
+  /**
+   * The provider's usage (OpenAI's shape, tokens) that the answer's stream did not carry to its client
+   * (`TranslatorCall.withheldUsage`: a translated chat stream without `stream_options.include_usage`), so that a
+   * hit's log record still has the answer's tokens; null or absent when the body carries its usage, or has none.
+   */
+  usage?: ChatUsage | null;
 }
 
 /** How full a memory store is (`/health`'s `cache`, the `svc_proxy_cache_*` gauges). */
@@ -95,6 +102,8 @@ export interface CacheRequest {
   bytes: number;
   /** The miss's answer is a stream. */
   streamed: boolean;
+  /** A hit's: the usage stored with its answer ({@link CachedAnswer.usage}), for its log record; else null. */
+  usage: ChatUsage | null;
   /** A hit's stream being replayed: its events, and the next to write. */
   replay: Buffer[] | null;
   replayAt: number;

@@ -46,7 +46,9 @@ export const cacheWriterObserver: ResponseObserver = {
     if (ctx.clientClosed || ctx.error !== null || ctx.status < 200 || ctx.status >= 300) return;
     // Reads the answer's ends only: this runs on every miss (a scan or parse of the whole answer would not fit).
     if (!isCompleteAnswer(ctx.kind, chunks, cache.streamed)) return;
-    const answer = { requestId: ctx.id, status: ctx.status, streamed: cache.streamed, contentType: contentTypeOf(ctx, cache.streamed), chunks, bytes: cache.bytes };
+    // The usage a translated stream withheld from its client goes with the answer, for a hit's record.
+    const usage = ctx.call?.withheldUsage ?? null;
+    const answer = { requestId: ctx.id, status: ctx.status, streamed: cache.streamed, contentType: contentTypeOf(ctx, cache.streamed), chunks, bytes: cache.bytes, usage };
     ctx.gw.cache.add(cache.key, answer, cache.ttlMs, cache.bucketMax, cache.write === 'replace');
   },
 };

@@ -50,7 +50,9 @@ export function buildLogRecordHead(ctx: RequestContext, rec: RecordedResponse | 
     ctx.rawBodyLogged ? undefined : ctx.clientBody,
     rec?.raw ? undefined : (rec?.body ?? null),
     rec?.truncated ?? false,
-    (rec?.usage as LogRecord['usage']) ?? null,
+    // A translated stream may withhold the usage from its client (TranslatorCall.withheldUsage), and a hit replays
+    // such an answer (its usage stored with it): read only when the client's bytes had none.
+    ((rec?.usage ?? ctx.call?.withheldUsage ?? ctx.cache?.usage) as LogRecord['usage']) ?? null,
     ctx.error ?? rec?.error ?? (ctx.clientClosed ? 'client closed the connection' : null),
     ctx.clientClosed,
     ctx.prompt

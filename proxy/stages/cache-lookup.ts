@@ -36,7 +36,7 @@ export function cacheLookup(ctx: RequestContext): void | typeof SUSPEND {
     body: ctx.body as unknown as Record<string, unknown>,
     ignore: o.ignore,
   });
-  ctx.cache = { key, ttlMs: o.ttlMs, bucketMax: o.bucketMax, write: o.write, hitOf: null, chunks: null, bytes: 0, streamed: false, replay: null, replayAt: 0 };
+  ctx.cache = { key, ttlMs: o.ttlMs, bucketMax: o.bucketMax, write: o.write, hitOf: null, chunks: null, bytes: 0, streamed: false, usage: null, replay: null, replayAt: 0 };
   // `Cache-Control: no-cache`: the provider answers, whatever the cache holds.
   if (!o.lookup) return missed(ctx);
   const found = gw.cache.get(key);

@@ -11,7 +11,7 @@ import type { Transform } from 'node:stream';
 import type { EventSourceMessage } from 'eventsource-parser';
 import type { ChatCompletion, ChatToolCall, ChatUsage, OpenAIErrorBody } from '../../shared/chat.ts';
 import { toAnthropicRequest } from './openai-chat-to-anthropic-messages/request.ts';
-import { badEventError, ChunkWriter, SSE_DONE, sseError, truncatedStreamError } from './shared/openai-chat-stream.ts';
+import { badEventError, ChunkWriter, includesUsage, sseError, truncatedStreamError } from './shared/openai-chat-stream.ts';
 import { openAIUsage } from './shared/openai-usage.ts';
 import { providerErrorText, upstreamBadResponse } from './shared/provider-errors.ts';
 import { SseTranslatorStream } from './shared/translator-stream.ts';
@@ -120,7 +120,7 @@ class AnthropicChatStream extends SseTranslatorStream {
 
   constructor(private readonly call: TranslatorCall) {
     super();
-    this.writer = new ChunkWriter(`chatcmpl-${call.requestId}`, call.body.model);
+    this.writer = new ChunkWriter(`chatcmpl-${call.requestId}`, call.body.model, includesUsage(call.body));
   }
 
   protected override onEnd(): void {
@@ -166,8 +166,7 @@ class AnthropicChatStream extends SseTranslatorStream {
       case 'message_stop':
         if (!this.finished) this.out += this.writer.finish('stop');
         this.finished = true;
-        this.out += this.writer.usage(anthropicUsage(this.usage));
-        this.out += SSE_DONE;
+        this.out += this.writer.end(anthropicUsage(this.usage), this.call);
         this.state = 'done';
         break;
       case 'error': {
@@ -225,8 +224,9 @@ class AnthropicChatStream extends SseTranslatorStream {
  * the mapped events of every input piece as soon as it arrives (input may be split anywhere, even inside a
  * UTF-8 character). Output: a role chunk (at `message_start`), content / `reasoning_content` deltas,
  * tool-call starts (`index` = 0-based position among the tool calls, `id`, `function.name`) and argument
- * fragments, a finish chunk (at `message_delta`), a usage chunk (`choices: []`) and `data: [DONE]` (at
- * `message_stop`). An `error` event (or a stream that ends early) becomes a final `data: {"error":{...}}` event
+ * fragments, a finish chunk (at `message_delta`), and at `message_stop` a usage chunk (`choices: []`; only when the
+ * client asked with `stream_options.include_usage`, when every other chunk has `usage: null`, as OpenAI's; else the
+ * usage goes to `call.withheldUsage`) and `data: [DONE]`. An `error` event (or a stream that ends early) becomes a final `data: {"error":{...}}` event
  * with no `[DONE]`; anything after it is ignored.
  */
 export function createAnthropicStreamMapper(call: TranslatorCall): Transform {

@@ -10,7 +10,7 @@
 import type { Transform, TransformCallback } from 'node:stream';
 import type { ChatCompletion, ChatToolCall, ChatUsage, OpenAIErrorBody } from '../../shared/chat.ts';
 import { toConverseRequest } from './openai-chat-to-bedrock-converse/request.ts';
-import { badEventError, ChunkWriter, SSE_DONE, sseError, truncatedStreamError } from './shared/openai-chat-stream.ts';
+import { badEventError, ChunkWriter, includesUsage, SSE_DONE, sseError, truncatedStreamError } from './shared/openai-chat-stream.ts';
 import { openAIUsage } from './shared/openai-usage.ts';
 import { providerErrorText, upstreamBadResponse } from './shared/provider-errors.ts';
 import { TranslatorStream } from './shared/translator-stream.ts';
@@ -121,7 +121,7 @@ class BedrockChatStream extends TranslatorStream implements EventStreamSink {
 
   constructor(private readonly call: TranslatorCall) {
     super();
-    this.writer = new ChunkWriter(`chatcmpl-${call.requestId}`, call.body.model);
+    this.writer = new ChunkWriter(`chatcmpl-${call.requestId}`, call.body.model, includesUsage(call.body));
   }
 
   get acceptsFrames(): boolean {
@@ -195,8 +195,7 @@ class BedrockChatStream extends TranslatorStream implements EventStreamSink {
       case 'metadata':
         if (!this.finished) this.out += this.writer.finish('stop');
         this.finished = true;
-        this.out += this.writer.usage(converseUsage(isRecord(payload.usage) ? (payload.usage as ConverseUsage) : undefined));
-        this.out += SSE_DONE;
+        this.out += this.writer.end(converseUsage(isRecord(payload.usage) ? (payload.usage as ConverseUsage) : undefined), this.call);
         this.state = 'done';
         break;
       default:
@@ -224,7 +223,8 @@ class BedrockChatStream extends TranslatorStream implements EventStreamSink {
  * `messageStart` → role chunk; `contentBlockStart.start.toolUse` → tool-call start (`index` = 0-based position
  * among tool calls, id = toolUseId); `contentBlockDelta` text / `toolUse.input` / `reasoningContent.text` →
  * content / argument fragments / `reasoning_content`; `messageStop` → finish chunk; `metadata` → usage chunk
- * (`choices: []`) and `data: [DONE]`. An `exception` or `error` frame, a corrupt frame, or a stream ending
+ * (`choices: []`; only when the client asked with `stream_options.include_usage`, when every other chunk has
+ * `usage: null`, as OpenAI's; else the usage goes to `call.withheldUsage`) and `data: [DONE]`. An `exception` or `error` frame, a corrupt frame, or a stream ending
  * before `messageStop` becomes a final `data: {"error":{...}}` event with no `[DONE]`.
  */
 export function createBedrockStreamMapper(call: TranslatorCall): Transform {

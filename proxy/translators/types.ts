@@ -6,7 +6,7 @@
  * provider) at start.
  */
 import type { Transform } from 'node:stream';
-import type { ChatCompletionRequest } from '../../shared/chat.ts';
+import type { ChatCompletionRequest, ChatUsage } from '../../shared/chat.ts';
 
 /**
  * The API dialect a client speaks to the gateway, named after the API and endpoint it follows:
@@ -80,6 +80,15 @@ export interface TranslatorCall {
    * see the credentials themselves. Absent or null: only the key shapes `redactSecrets` knows are masked.
    */
   redactor?: ProviderTextRedactor | null;
+  /**
+   * The provider's usage (OpenAI's shape, tokens) of a translated chat stream the client did not ask usage of: the
+   * `openai-chat` stream translators (Anthropic, Bedrock Converse) send the usage chunk only with
+   * `stream_options.include_usage` as OpenAI does, and set this instead when they end a stream without it. The log
+   * record counts it when the recorder found no usage in the client's bytes (../observers/log-record.ts), and the
+   * cache stores it with the answer, for the record of a hit (../cache/types.ts `CachedAnswer.usage`). Absent: the
+   * stream carried its usage, or had none.
+   */
+  withheldUsage?: ChatUsage;
 }
 
 /** Redacts the credentials of one attempt (the one sent, the provider's configured key) from a provider's text. */

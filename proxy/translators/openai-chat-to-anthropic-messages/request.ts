@@ -11,7 +11,7 @@
  * | `top_p` | `top_p` |
  * | `top_k` (a vendor extra of LiteLLM and OpenRouter clients) | `top_k` |
  * | `stop` | `stop_sequences` |
- * | `stream`, `stream_options` | `stream: true`; the translated stream always ends with a usage chunk (`include_usage` is honoured, and a usage chunk is sent without it) |
+ * | `stream`, `stream_options` | `stream: true`; `include_usage: true`: the translated stream ends with a usage chunk (`choices: []`) and its other chunks carry `usage: null`, as OpenAI's; without it no chunk carries usage (the log and the cache still get it: `TranslatorCall.withheldUsage`) |
  * | `tools`, `tool_choice`, `parallel_tool_calls` | `tools`, `tool_choice` (./tools.ts) |
  * | `response_format` | `json_schema` → `output_config.format`; `json_object` refused (400); `text` nothing (../shared/anthropic-output-format.ts) |
  * | `safety_identifier`, `user` | `metadata.user_id` (`safety_identifier` wins; a different `user` is then recorded) |

@@ -12,7 +12,7 @@
  * | `temperature` | `inferenceConfig.temperature` when 0 to 1; above 1 refused (400): Converse takes 0 to 1, OpenAI 0 to 2, and rescaling would change what the client asked for |
  * | `top_p` | `inferenceConfig.topP` |
  * | `stop` | `inferenceConfig.stopSequences` |
- * | `stream`, `stream_options` | the transport's `/converse-stream`; the translated stream always ends with a usage chunk (`include_usage` is honoured, and a usage chunk is sent without it) |
+ * | `stream`, `stream_options` | the transport's `/converse-stream`; `include_usage: true`: the translated stream ends with a usage chunk (`choices: []`) and its other chunks carry `usage: null`, as OpenAI's; without it no chunk carries usage (the log and the cache still get it: `TranslatorCall.withheldUsage`) |
  * | `tools`, `tool_choice`, `parallel_tool_calls` | `toolConfig` (./tools.ts) |
  * | `response_format` | `json_schema` → `outputConfig.textFormat` (Converse's structured output: `schema` serialized, `name`, `description`; the answer is held to the schema, so `strict` is honoured whatever its value; a model without structured outputs is answered 400 by Bedrock, not served without the schema); `json_object` refused (400): Converse has no JSON mode without a schema; `text` nothing |
  * | `service_tier` | `default`, `flex`, `priority` → `serviceTier: {type}` (Bedrock's tiers of the same names); `auto` nothing (the account's default); `scale` removed and recorded (Bedrock's reserved tier is bought capacity, not a request's choice) |

@@ -37,7 +37,8 @@ export interface ChatRoute {
 }
 
 /**
- * The call the chat translator reads: the same request, with the chat body (for the answer only its model), and
+ * The call the chat translator reads: the same request, with the chat body (for the answer only its model; for the
+ * stream its model and `stream_options.include_usage`, so that the chat step ends with the usage chunk), and
  * `removed` for the chat paths of what it removes (when the request's removals are collected), and the request's
  * `redactor`, so the chat step's error events are redacted as the Responses step's are.
  */
@@ -51,6 +52,12 @@ function chatCall(call: TranslatorCall, body: ChatCompletionRequest, removed?: s
     ...(call.redactor ? { redactor: call.redactor } : {}),
   };
 }
+
+/**
+ * The chat stream step's `stream_options`: the Responses step (./stream.ts) reads the answer's usage from the chat
+ * usage chunk, which the chat translators write only when asked, as OpenAI does (`include_usage`).
+ */
+const WITH_USAGE_CHUNK = Object.freeze({ include_usage: true });
 
 /** The `openai-responses` → `wireFormat` translator going through chat completions by `route`. */
 export function responsesThroughChat(wireFormat: WireFormat, route: ChatRoute): MappingTranslator {
@@ -88,7 +95,8 @@ export function responsesThroughChat(wireFormat: WireFormat, route: ChatRoute): 
     ...(createChatStream
       ? {
           createStreamTranslator(call: TranslatorCall) {
-            return chainStreams(createChatStream(chatCall(call, { model: call.body.model, messages: [] })), createResponsesStreamTranslator(call));
+            const chatBody = { model: call.body.model, messages: [], stream_options: WITH_USAGE_CHUNK };
+            return chainStreams(createChatStream(chatCall(call, chatBody)), createResponsesStreamTranslator(call));
           },
         }
       : {}),

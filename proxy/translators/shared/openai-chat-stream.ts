@@ -5,7 +5,8 @@
  * Source: OpenAI API reference, "The chat completion chunk object"
  * (https://platform.openai.com/docs/api-reference/chat-streaming/streaming).
  */
-import type { ChatCompletionChunk, ChatUsage, OpenAIErrorBody } from '../../../shared/chat.ts';
+import type { ChatCompletionChunk, ChatCompletionRequest, ChatUsage, OpenAIErrorBody } from '../../../shared/chat.ts';
+import type { TranslatorCall } from '../types.ts';
 
 /** The stream terminator OpenAI sends after the last chunk. */
 export const SSE_DONE = 'data: [DONE]\n\n';
@@ -19,17 +20,31 @@ export function sseData(value: unknown): string {
 export type ChunkDelta = ChatCompletionChunk['choices'][number]['delta'];
 
 /**
+ * Whether the client of a chat request asked for the usage chunk (`stream_options: {include_usage: true}`). OpenAI
+ * sends it, and a `usage` member on the other chunks, only then (OpenAI API reference, chat create →
+ * `stream_options.include_usage`).
+ */
+export function includesUsage(body: ChatCompletionRequest): boolean {
+  return body.stream_options?.include_usage === true;
+}
+
+/**
  * Builds the `chat.completion.chunk` events of one streamed response, all with the same `id`, `created`
  * (Unix seconds) and `model`. Each method returns one serialized SSE event (a string ready to write).
+ * With `includeUsage` (the client sent `stream_options.include_usage: true`, see {@link includesUsage}) every choice
+ * chunk carries `"usage": null`, as OpenAI's do then ("all other chunks will also include a usage field, but with a
+ * null value"), and the stream is to end with {@link usage}; without it no chunk has a `usage` member, and the stream
+ * has no usage chunk (the translator keeps the usage for the log instead: `TranslatorCall.withheldUsage`).
  */
 export class ChunkWriter {
   constructor(
     public id: string,
     public model: string,
+    readonly includeUsage = false,
     readonly created: number = Math.floor(Date.now() / 1000),
   ) {}
 
-  /** A chunk with one choice (index 0) carrying `delta` and `finish_reason`. */
+  /** A chunk with one choice (index 0) carrying `delta` and `finish_reason` (and `usage: null` with {@link includeUsage}). */
   delta(delta: ChunkDelta, finishReason: string | null = null): string {
     const chunk: ChatCompletionChunk = {
       id: this.id,
@@ -38,6 +53,7 @@ export class ChunkWriter {
       model: this.model,
       choices: [{ index: 0, delta, finish_reason: finishReason }],
     };
+    if (this.includeUsage) chunk.usage = null;
     return sseData(chunk);
   }
 
@@ -71,7 +87,18 @@ export class ChunkWriter {
     return this.delta({}, reason);
   }
 
-  /** The usage chunk OpenAI sends last (with `stream_options.include_usage`): `choices: []` and `usage`. */
+  /**
+   * The end of a stream whose choice chunks are all written: the usage chunk and `data: [DONE]` with
+   * {@link includeUsage}; else `data: [DONE]` alone, and `usage` goes to `call.withheldUsage` (what the log record and
+   * the cache take the answer's tokens from when the client's bytes have none).
+   */
+  end(usage: ChatUsage, call: TranslatorCall): string {
+    if (this.includeUsage) return this.usage(usage) + SSE_DONE;
+    call.withheldUsage = usage;
+    return SSE_DONE;
+  }
+
+  /** The usage chunk OpenAI sends last (only with `stream_options.include_usage`): `choices: []` and `usage`. */
   usage(usage: ChatUsage): string {
     const chunk: ChatCompletionChunk = {
       id: this.id,
