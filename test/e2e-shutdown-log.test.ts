@@ -3,7 +3,9 @@
  * cuts what is left at the timeout, and every request it had accepted (body parsed) is still logged
  * exactly once, before the log queue is flushed and the process exits: a stream cut by the shutdown
  * as the gateway's 502 `gateway_shutdown` with the bytes streamed so far, a request still waiting
- * for its provider the same way, with its access-log `request` line.
+ * for its provider the same way, with its access-log `request` line. A cut stream ends with its
+ * dialect's error event (`gateway_shutdown`), as a provider's failure mid-stream does, rather than a
+ * bare connection close (which the SDKs report as "terminated").
  *
  * Real processes: stub upstream (test/support/stub-upstream.ts: `endless-stream`, `hang`), admin
  * on a fresh PostgreSQL database, and the proxy (stopped by the test itself).
@@ -92,7 +94,19 @@ test(`SIGTERM with streams and a waiting request past shutdown-timeout (${SHUTDO
   assert.equal(code, 0, out);
   // No upper bound: under load the exit may come late; the cut responses and the records below prove the point.
   assert.ok(elapsed >= SHUTDOWN_TIMEOUT_MS - 50, `exited after ${elapsed} ms`);
-  for (const o of [chatStream, messagesStream, waiting]) assert.equal(await o.done, 'broken', `${o.tag}: the shutdown cut the response`);
+  // The streams end with their dialect's error event; the request still waiting has its connection closed.
+  for (const o of [chatStream, messagesStream]) assert.equal(await o.done, 'ended', `${o.tag}: the stream ended with an error event, not a bare close`);
+  assert.equal(await waiting.done, 'broken', `${waiting.tag}: the shutdown cut the response`);
+  const chatTail = chatStream.received().trimEnd().split('\n\n').at(-1)!;
+  assert.match(chatTail, /^data: /, chatTail);
+  const chatError = JSON.parse(chatTail.slice('data: '.length)) as { error: { code: string; message: string } };
+  assert.equal(chatError.error.code, 'gateway_shutdown', chatTail);
+  assert.match(chatError.error.message, /gateway shut down/);
+  const msgTail = messagesStream.received().trimEnd().split('\n\n').at(-1)!;
+  assert.match(msgTail, /^event: error\ndata: /, msgTail);
+  const msgError = JSON.parse(msgTail.slice(msgTail.indexOf('data: ') + 'data: '.length)) as { type: string; error: { type: string; message: string } };
+  assert.equal(msgError.type, 'error', msgTail);
+  assert.match(msgError.error.message, /gateway shut down/);
 
   // Acknowledged by admin before the exit: stored already, no proxy left to send them.
   const flushLine = out.split('\n').find((l) => l.includes('"msg":"log queue flushed"'));

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
 import type { CacheRequest } from '../cache/types.ts';
+import type { GatewayError } from '../errors.ts';
 import type { KeyEntry } from '../../shared/controlplane.ts';
 import type { ProviderName } from '../../shared/providers.ts';
 import type { LogRecord } from '../../shared/record.ts';
@@ -29,6 +30,12 @@ export interface UpstreamAttempt {
    * answer is complete. Called on a timeout and when the client leaves.
    */
   abort(reason: Error): void;
+  /**
+   * Stops reading the provider's answer (its request aborted) and ends the client's with `err`: its
+   * dialect's error event once a stream started (../upstream/failure.ts `onMidStreamError`), else the
+   * error. A no-op once the attempt was superseded or its answer is no longer read.
+   */
+  stopReading(err: GatewayError): void;
 }
 
 /** Everything one request carries through the stages. Times are `performance.now()` ms unless said. */

@@ -1,12 +1,15 @@
 /**
  * The gateway's graceful stop: stop accepting, wait for in-flight requests up to
  * `server.shutdown-timeout`, then cut what is left, each logged as the gateway's 502
- * `gateway_shutdown` before its connection closes, and release the shared resources.
+ * `gateway_shutdown` before its connection closes (a stream first ended with its dialect's error
+ * event), and release the shared resources.
  */
 import type http from 'node:http';
+import { GatewayError } from '../errors.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { finish } from '../pipeline/finish.ts';
 import type { GatewayRuntime } from '../pipeline/runtime.ts';
+import { onMidStreamError } from '../upstream/failure.ts';
 
 /** How long a graceful stop waits, after cutting what was left, for the cut connections to close (ms). */
 const CUT_CLOSE_GRACE_MS = 1_000;
@@ -50,16 +53,38 @@ function allClosed(gw: GatewayRuntime, timeoutMs: number): Promise<boolean> {
  * A request still in flight when the shutdown timeout passed: the gateway cuts it, as it cuts a
  * passed-on body the provider broke off (upstream/failure.ts): not a client that left, but the
  * gateway's 502 `gateway_shutdown` (an error status already answered is kept, and so is an error
- * already recorded). It is finished now, so its record (with the bytes streamed so far) and its
- * access-log line are made before its connection closes and before the log queue is flushed.
+ * already recorded). A stream under way is first ended with its dialect's error event, as a
+ * provider's failure mid-stream is ({@link endCutStream}); other answers only lose their connection.
+ * It is finished now, so its record (with the bytes streamed so far) and its access-log line are
+ * made before its connection closes and before the log queue is flushed.
  */
 function cutByShutdown(ctx: RequestContext): void {
   if (ctx.finished) return;
   ctx.cutOff = true;
   if (ctx.status < 400) ctx.status = 502;
-  if (ctx.error === null) {
-    ctx.error = `the gateway shut down before the response was complete (server.shutdown-timeout: ${ctx.gw.config.server.shutdownTimeoutMs} ms)`;
+  const message = `the gateway shut down before the response was complete (server.shutdown-timeout: ${ctx.gw.config.server.shutdownTimeoutMs} ms)`;
+  const recorded = ctx.error;
+  if (recorded === null) {
+    ctx.error = message;
     ctx.errorCode = 'gateway_shutdown';
   }
+  if (ctx.streamed && ctx.res.headersSent && !ctx.res.writableEnded) {
+    endCutStream(ctx, new GatewayError(502, message, 'server_error', 'gateway_shutdown'));
+    // onMidStreamError records the event's message; an error recorded before it is the one logged.
+    if (recorded !== null) ctx.error = recorded;
+  }
   finish(ctx);
+}
+
+/**
+ * Ends a stream the shutdown cuts with `err` as its dialect's error event, the helper a provider's
+ * failure mid-stream goes through (../upstream/failure.ts `onMidStreamError`): the provider's answer
+ * is stopped first (its exchange no longer writes to the client, its request is aborted), then the
+ * event written and the response ended. A replayed cache hit has no exchange: its event is written
+ * the same way. The caller closes the connections right after, so nothing more is written to it.
+ * Without the event an SDK reads the close as a bare "terminated".
+ */
+function endCutStream(ctx: RequestContext, err: GatewayError): void {
+  ctx.exchange?.stopReading(err);
+  if (!ctx.res.writableEnded) onMidStreamError(ctx, true, err);
 }

@@ -252,9 +252,9 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   /**
    * Stops reading the provider's answer and answers `err` (an error event if the stream started,
    * else the error): what still arrives is dropped and undici's request aborted (its `onError` then
-   * ignored).
+   * ignored). Also the graceful stop's, for a stream still running at its deadline (../server/shutdown.ts).
    */
-  private stopReading(err: GatewayError): void {
+  stopReading(err: GatewayError): void {
     if (this.sink === Sink.Discard || this.ctx.exchange !== this) return;
     this.sink = Sink.Discard;
     this.chunks = null;
