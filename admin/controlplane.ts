@@ -11,8 +11,10 @@
  *
  * A link lives only as long as the key it authenticated with: a revocation of that key reaches the
  * link (its `keys.revoke`, so the proxy drops the key too) and then closes it with
- * {@link KEY_GONE_CLOSE_CODE}; the proxy's reconnect with the key is refused (401) and it serves on
- * with the keys it holds, as when admin is down. Every heartbeat also checks each link's key in the
+ * {@link KEY_GONE_CLOSE_CODE}; the proxy's reconnect with the key is refused (401). Unable to learn
+ * of revocations from then on, the proxy drops the keys it holds and refuses every request until it
+ * is given a live key (proxy/controlplane.ts); only a plain outage (admin down) leaves it serving on
+ * the keys it holds. Every heartbeat also checks each link's key in the
  * database, which catches what sends no notification (the organization deleted, a key row deleted,
  * a notification missed): such a link gets a fresh snapshot of its organization's keys (empty for a
  * deleted organization), then the same close. Any live key of the organization opens a link (keys

@@ -1,7 +1,7 @@
 /**
  * Admin process entry: config, database (embedded unless `DATABASE_URL`), migrations, key
  * bootstrap, the REST API and the control-plane WebSocket on `ADMIN_PORT` (default 8585), the
- * retention job, and a clean stop on SIGINT/SIGTERM (under `npm start`, when start.ts says so or is
+ * retention job, and a clean stop on SIGINT/SIGTERM/SIGHUP (under `npm start`, when start.ts says so or is
  * gone: shared/supervised.ts). `GET /metrics` (Prometheus) is answered ahead
  * of the Koa app; every other request is counted there and logged (one JSON line: request id,
  * method, route, status, duration — never bodies or keys).

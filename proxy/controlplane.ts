@@ -6,11 +6,18 @@
  *
  * The link reconnects by itself, forever, with exponential backoff and full jitter (start 0.5 s,
  * cap 30 s, reset after a minute connected) — AWS Architecture Blog, "Exponential Backoff And
- * Jitter" (Marc Brooker, 2015). Cached keys stay valid while the link is down; until the first
- * snapshot arrives, {@link ControlPlaneClient.ready} is false and the proxy answers 503. When admin
- * ends the link because its key was revoked (`KEY_GONE_CLOSE_CODE`), that is logged as an error and
- * the proxy goes on as when admin is down (admin refuses the key on every retry); /health's
- * `downReason` says so, and the records the full log queue then drops are logged at error level,
+ * Jitter" (Marc Brooker, 2015). Cached keys stay valid while the link is down for any other reason
+ * (admin down, network); until the first snapshot arrives, {@link ControlPlaneClient.ready} is false
+ * and the proxy answers 503.
+ *
+ * The proxy's own key gone: when admin ends the link because that key was revoked or deleted
+ * (`KEY_GONE_CLOSE_CODE`, 4001), or refuses a connection with 401 (revoked while admin was away,
+ * or never valid), the proxy can no longer learn of revocations, so it stops trusting the keys it
+ * holds: it drops them ({@link ControlPlaneClient.keyRevoked} true, `ready` false: every request is
+ * answered 503 `control_plane_key_revoked`, and /health 503), logs one error telling the operator
+ * to give it a new key (`SVC_CONTROL_PLANE_API_KEY`, then restart), and keeps reconnecting: a link
+ * admin accepts again delivers a snapshot, which ends that state. /health's `downReason` says why
+ * the link is down, and the records the full log queue then drops are logged at error level,
  * one line per `dropReportIntervalMs` with their number, not one per record. A link on
  * which nothing arrives (admin pings every 15 s) for `livenessTimeoutMs` is considered dead and
  * replaced, so a silent network partition is detected too.
@@ -65,6 +72,12 @@ export interface LinkHealth {
   keysHeld: number;
   ready: boolean;
   /**
+   * True while the proxy's own control-plane key is refused (admin closed the link with KEY_GONE,
+   * 4001, or answered a connection 401): the held keys were dropped and every request is refused
+   * until a link admin accepts delivers a snapshot.
+   */
+  keyRevoked: boolean;
+  /**
    * Why the link is down (null while it is up): admin closed it because its key was revoked or
    * deleted (KEY_GONE, 4001: kept until a link opens again, since every retry is refused for it),
    * refused it (the HTTP status), a link error, or the close code.
@@ -117,6 +130,8 @@ export class ControlPlaneClient {
   private downReason: string | null = 'not connected yet';
   /** Admin closed the link with KEY_GONE: its reason stands over the refusals that follow, until a link opens. */
   private keyGone = false;
+  /** The proxy's own key was refused (KEY_GONE or a 401): keys dropped until the next snapshot. */
+  private revoked = false;
   private readonly flushTimer: NodeJS.Timeout;
   private readonly dropTimer: NodeJS.Timeout;
   /** The queue's drop count at the last report. */
@@ -168,9 +183,20 @@ export class ControlPlaneClient {
     return client;
   }
 
-  /** True once the first key snapshot arrived (stays true across outages). */
+  /**
+   * True while the proxy holds a key set it trusts: from the first key snapshot on, across plain
+   * outages; false again while its own key is refused ({@link ControlPlaneClient.keyRevoked}).
+   */
   get ready(): boolean {
     return this.snapshotReceived;
+  }
+
+  /**
+   * True while the proxy's own control-plane key is refused (see the module docstring): the held
+   * keys were dropped, and requests are answered 503 `control_plane_key_revoked`, not `auth_not_ready`.
+   */
+  get keyRevoked(): boolean {
+    return this.revoked;
   }
 
   /**
@@ -203,7 +229,7 @@ export class ControlPlaneClient {
 
   /** Link state for /health. */
   health(): LinkHealth {
-    return { connected: this.connected, since: this.since.toISOString(), reconnectAttempts: this.attempts, keysHeld: this.keys.size, ready: this.ready, downReason: this.downReason };
+    return { connected: this.connected, since: this.since.toISOString(), reconnectAttempts: this.attempts, keysHeld: this.keys.size, ready: this.ready, keyRevoked: this.revoked, downReason: this.downReason };
   }
 
   /** Logs, at error level, the records the full queue dropped since the last report (nothing when none). */
@@ -215,6 +241,23 @@ export class ControlPlaneClient {
       'log records dropped: the log queue was full (the control-plane link is down or admin is not keeping up)',
     );
     this.droppedReported = dropped;
+  }
+
+  /**
+   * The proxy's own key is refused (`how` says how admin said so): drops the held keys, so that no
+   * key revoked from now on, which the proxy could not learn of, is served; logs once what the
+   * operator must do. The next snapshot admin sends ends this state.
+   */
+  private dropKeys(how: string): void {
+    if (this.revoked) return;
+    const dropped = this.keys.size;
+    this.keys.clear();
+    this.snapshotReceived = false;
+    this.revoked = true;
+    this.options.logger.error(
+      { how, keysDropped: dropped },
+      'control plane: this proxy\'s control-plane API key (SVC_CONTROL_PLANE_API_KEY) was revoked or is unknown to admin, so the proxy can no longer learn of key revocations: it dropped the keys it held and answers every request 503 control_plane_key_revoked. Give the proxy a new API key of the organization in SVC_CONTROL_PLANE_API_KEY and restart it; it keeps retrying meanwhile',
+    );
   }
 
   /** Records why the link is down, unless admin's KEY_GONE already says why (the refusals follow from it). */
@@ -271,7 +314,12 @@ export class ControlPlaneClient {
     });
     ws.on('unexpected-response', (_req, res) => {
       this.options.logger.error({ status: res.statusCode }, 'control plane refused the link (check SVC_CONTROL_PLANE_API_KEY)');
-      this.noteDown(`admin refused the link (HTTP ${res.statusCode}): check SVC_CONTROL_PLANE_API_KEY`);
+      // 401 is admin's answer to a key it does not know or that is revoked (admin/controlplane.ts);
+      // anything else (503: its database is down) is an outage the held keys ride out.
+      if (res.statusCode === 401) {
+        this.noteDown('admin refused the link (HTTP 401): the control-plane API key (SVC_CONTROL_PLANE_API_KEY) is revoked, deleted or unknown; the keys held were dropped and every request is answered 503 until the proxy has a live key');
+        this.dropKeys('admin refused the link with 401');
+      } else this.noteDown(`admin refused the link (HTTP ${res.statusCode}): check SVC_CONTROL_PLANE_API_KEY`);
       ws.terminate();
     });
     ws.on('error', (err) => {
@@ -281,9 +329,10 @@ export class ControlPlaneClient {
     ws.on('close', (code, reason) => {
       if (this.ws !== ws) return;
       if (code === KEY_GONE_CLOSE_CODE) {
-        this.options.logger.error({ reason: reason.toString() }, 'control plane closed the link: its control-plane API key (SVC_CONTROL_PLANE_API_KEY) was revoked or deleted; serving on with the keys held until a live key is configured');
-        this.downReason = `the control-plane API key (SVC_CONTROL_PLANE_API_KEY) was revoked or deleted: admin closed the link (${code}: ${reason.toString()}) and refuses it until a live key is configured; log records wait in the queue, the oldest dropped when it is full`;
+        this.options.logger.error({ reason: reason.toString() }, 'control plane closed the link: its control-plane API key (SVC_CONTROL_PLANE_API_KEY) was revoked or deleted');
+        this.downReason = `the control-plane API key (SVC_CONTROL_PLANE_API_KEY) was revoked or deleted: admin closed the link (${code}: ${reason.toString()}) and refuses it until a live key is configured; the keys held were dropped and every request is answered 503; log records wait in the queue, the oldest dropped when it is full`;
         this.keyGone = true;
+        this.dropKeys(`admin closed the link with ${code}`);
       } else if (this.downReason === null) this.noteDown(`link closed (code ${code})`);
       this.ws = null;
       this.linkSynced = false;
@@ -336,6 +385,7 @@ export class ControlPlaneClient {
         this.keys.clear();
         for (const k of msg.keys) this.keys.set(k.hash, k);
         this.snapshotReceived = true;
+        this.revoked = false;
         this.linkSynced = true;
         this.queue.flush();
         break;

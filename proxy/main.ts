@@ -1,6 +1,6 @@
 /**
  * Proxy process entry: config, the control-plane link, the gateway on `GATEWAY_PORT` (default
- * 8080), and a clean stop on SIGINT/SIGTERM (in-flight requests finish within the shutdown timeout
+ * 8080), and a clean stop on SIGINT/SIGTERM/SIGHUP (in-flight requests finish within the shutdown timeout
  * or are cut and logged as such, then the queued log records are flushed, then exit); under
  * `npm start`, when start.ts says so or is gone (shared/supervised.ts).
  *

@@ -1,5 +1,8 @@
 /**
- * When a process entry (admin, proxy) should stop. Run alone, on SIGINT/SIGTERM. Run by `npm start`
+ * When a process entry (admin, proxy) should stop. Run alone, on SIGINT, SIGTERM or SIGHUP: SIGHUP
+ * (a closed terminal, `kill -HUP`) is a graceful stop like SIGTERM, not Node's default of dying at
+ * once (exit 129), which cut in-flight requests and lost the proxy's queued log records; nothing
+ * reloads on it (the configuration is read at start only). Run by `npm start`
  * (scripts/start.ts sets `SVC_SUPERVISED=1` and forks it with an IPC channel), start.ts decides:
  * it stops every process in order (the proxy first, so its queued log records still reach admin),
  * which a process stopping on its own signal would upset when a supervisor signals them all at once
@@ -13,6 +16,9 @@
 /** The environment variable start.ts sets to `1` on the processes it supervises. */
 export const SUPERVISED_ENV = 'SVC_SUPERVISED';
 
+/** The signals on which a process stops gracefully (see the module docstring). */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 /** Messages between start.ts and a supervised process, over the IPC channel. */
 export type SupervisionMessage = { type: 'stop.request'; signal: string } | { type: 'stop' };
 
@@ -22,7 +28,7 @@ export type SupervisionMessage = { type: 'stop.request'; signal: string } | { ty
  */
 export function onStopRequest(stop: (reason: string) => void): void {
   const supervised = process.env[SUPERVISED_ENV] === '1' && typeof process.send === 'function' && process.connected;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  for (const signal of STOP_SIGNALS) {
     process.on(signal, () => {
       if (!supervised || !process.connected) return stop(signal);
       const request: SupervisionMessage = { type: 'stop.request', signal };

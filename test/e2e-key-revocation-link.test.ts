@@ -1,7 +1,8 @@
 /**
  * A control-plane link ends with the key it logged in with: revoking that key (REST) closes the
- * link at once with close code 4001, and the proxy's reconnect with it is refused (401), while the
- * proxy keeps serving on its other cached keys; deleting the key's organization closes the link
+ * link at once with close code 4001, and the proxy's reconnect with it is refused (401); the proxy,
+ * which can no longer learn of revocations, drops the keys it held (every request 503
+ * `control_plane_key_revoked`, more in e2e-control-plane-key-revoked.test.ts); deleting the key's organization closes the link
  * within a heartbeat, after an empty key snapshot. Real processes (stub upstream, admin on a fresh
  * PostgreSQL database, proxies) as in e2e-controlplane.test.ts, without restarting PostgreSQL.
  */
@@ -90,7 +91,7 @@ describe('revoking the key a control-plane link logged in with', () => {
     await stack?.stop();
   });
 
-  test('closes the proxy\'s link at once; the proxy logs it, keeps serving on its other keys and is refused on reconnect', async () => {
+  test('closes the proxy\'s link at once; the proxy logs it, drops the keys it held and is refused on reconnect', async () => {
     const cp = await createKey('control-plane');
     const proxy = await startLinkedProxy({ adminPort: stack.admin.port, apiKey: cp.key, configFile: stack.configFile, env: PROVIDER_KEYS });
     extra.push(proxy);
@@ -104,11 +105,13 @@ describe('revoking the key a control-plane link logged in with', () => {
     await waitFor(async () => (await health(proxy.url)).reconnectAttempts >= 2, 10_000);
     const h = await health(proxy.url);
     assert.equal(h.connected, false);
-    assert.equal(h.ready, true, 'the cached keys stay valid, as when admin is down');
+    assert.equal(h.ready, false, 'the held keys are dropped: the proxy could not learn of revocations any more');
+    assert.equal(h.keyRevoked, true);
+    assert.equal(h.keysHeld, 0);
     assert.equal(await upgradeStatus(stack.admin.port, cp.key), 401);
-    // It serves on with its last known keys, without the revoked one.
-    assert.equal(await chatStatus(proxy.url, stack.apiKey), 200);
-    assert.equal(await chatStatus(proxy.url, cp.key), 401);
+    // Every request is refused, as the gateway's fault (503), not the caller's.
+    assert.equal(await chatStatus(proxy.url, stack.apiKey), 503);
+    assert.equal(await chatStatus(proxy.url, cp.key), 503);
     assert.equal(proxy.child.exitCode, null);
     const out = proxy.output();
     assert.match(out, /"level":50[^\n]*control-plane API key[^\n]*revoked/, `the proxy says its key was revoked:\n${out}`);

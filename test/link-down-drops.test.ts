@@ -1,6 +1,6 @@
 /**
  * The proxy's control-plane client once admin closed the link with KEY_GONE (4001) and refuses it
- * since: /health's link state says it is down and why, and the log records the full queue drops
+ * since: /health's link state says it is down and why (and that the held keys were dropped), and the log records the full queue drops
  * are reported at error level once per report interval, not once per record. An in-process
  * WebSocket server plays admin.
  */
@@ -47,22 +47,25 @@ test('after KEY_GONE: /health says the link is down and why; dropped records are
     dropReportIntervalMs: 300,
   });
   try {
-    await waitFor(() => client.ready && !client.health().connected && client.health().reconnectAttempts >= 2, 5_000);
+    await waitFor(() => client.keyRevoked && !client.health().connected && client.health().reconnectAttempts >= 2, 5_000);
     const h = client.health();
     assert.equal(h.connected, false);
+    assert.equal(h.ready, false, 'the held keys are dropped');
+    assert.equal(h.keyRevoked, true);
+    assert.ok(lines.some((l) => l.level === 'error' && /SVC_CONTROL_PLANE_API_KEY[\s\S]*new/.test(l.msg)), 'one error line asks for a new key');
     assert.match(h.downReason ?? '', /revoked or deleted.*4001.*API key revoked/, JSON.stringify(h));
 
     for (let i = 0; i < 50; i++) client.queue.push({ n: i });
-    await waitFor(() => lines.some((l) => l.level === 'error' && /dropped/.test(l.msg)), 2_000);
+    await waitFor(() => lines.some((l) => l.level === 'error' && /^log records dropped/.test(l.msg)), 2_000);
     await new Promise((r) => setTimeout(r, 700));
-    const reports = lines.filter((l) => l.level === 'error' && /dropped/.test(l.msg));
+    const reports = lines.filter((l) => l.level === 'error' && /^log records dropped/.test(l.msg));
     assert.equal(reports.length, 1, 'one report for the burst, not one per record');
     assert.equal(reports[0]!.fields.dropped, 48);
     assert.match(String(reports[0]!.fields.linkDownReason), /revoked/);
 
     client.queue.push({ n: 50 });
-    await waitFor(() => lines.filter((l) => l.level === 'error' && /dropped/.test(l.msg)).length === 2, 2_000);
-    assert.equal(lines.filter((l) => l.level === 'error' && /dropped/.test(l.msg)).at(-1)!.fields.dropped, 1, 'only the drops since the last report');
+    await waitFor(() => lines.filter((l) => l.level === 'error' && /^log records dropped/.test(l.msg)).length === 2, 2_000);
+    assert.equal(lines.filter((l) => l.level === 'error' && /^log records dropped/.test(l.msg)).at(-1)!.fields.dropped, 1, 'only the drops since the last report');
   } finally {
     await client.close(0);
   }

@@ -138,7 +138,7 @@ test('the composition: no authenticate without keys, no rate-limit without a lim
   const none = requestPipeline('none', null);
   assert.ok(!none.stages.includes(authenticate));
   assert.ok(!none.stages.includes(rateLimit));
-  const limiter = { check: () => ({ allowed: true, limit: Infinity, remaining: Infinity, resetAfterMs: 0, retryAfterMs: 0, policy: 'none' }), close: async () => {} };
+  const limiter = { check: () => ({ allowed: true, limit: Infinity, remaining: Infinity, resetAfterMs: 0, retryAfterMs: 0, policy: 'none' }), storeState: () => ({ store: 'in-memory' as const, failMode: 'open' as const, available: true }), close: async () => {} };
   const auth = requestPipeline('auth', limiter);
   assert.deepEqual(auth.stages.map((s) => s.name), ['route', 'authenticate', 'rateLimit', 'storedResponse', 'readBody', 'validate', 'resolvePrompt', 'responsesHistory', 'tokenLimit', 'chooseProvider', 'previousResponseProvider', 'countTokensLocally', 'cacheLookup', 'translate', 'forward']);
   assert.equal(auth.stages[auth.retryAt], chooseProvider);

@@ -62,6 +62,18 @@ export interface RateLimitDecision {
   storeUnavailable?: boolean;
 }
 
+/**
+ * The rate-limit store's state, for the proxy's /health: `store` (`in-memory` | `redis`), its
+ * `failMode` (`open` | `closed`), and `available`: always true in memory; for Redis, whether its
+ * connection is up (ioredis status `ready`). A connection that is up but whose commands time out
+ * is seen only by the requests (they fail open or closed).
+ */
+export interface RateLimitStoreState {
+  store: 'in-memory' | 'redis';
+  failMode: 'open' | 'closed';
+  available: boolean;
+}
+
 /** A configured rate limiter. */
 export interface RateLimiter {
   /**
@@ -73,6 +85,8 @@ export interface RateLimiter {
    * @throws {RangeError} when `cost` is negative or not finite (synchronously, or as a rejection for Redis).
    */
   check(req: RateLimitRequest, nowMs?: number): RateLimitDecision | Promise<RateLimitDecision>;
+  /** The store's state ({@link RateLimitStoreState}); cheap (no I/O). */
+  storeState(): RateLimitStoreState;
   /** Stops timers and closes store connections. Never rejects. */
   close(): Promise<void>;
 }
@@ -254,6 +268,7 @@ export function createRateLimiter(config: GatewayConfig, deps: RateLimiterDeps =
         (err: unknown) => onFailure(err instanceof Error ? err : new Error(String(err))),
       );
     },
+    storeState: () => ({ store: rl.store, failMode: rl.failMode, available: store instanceof RedisStore ? store.connected : true }),
     close: () => store.close(),
   };
 }

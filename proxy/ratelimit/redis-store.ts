@@ -100,6 +100,11 @@ export class RedisStore implements RateLimitStore {
     this.clientReady.catch(() => {});
   }
 
+  /** True while the connection to Redis is up (ioredis status `ready`); false before it first is. */
+  get connected(): boolean {
+    return this.client?.status === 'ready';
+  }
+
   /** The ioredis client (exposed for tests); null until ioredis is loaded. */
   get redis(): Redis | null {
     return this.client;

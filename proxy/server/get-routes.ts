@@ -1,6 +1,6 @@
 /**
- * The GET routes, answered without the pipeline: `/health` (features, control-plane link, log
- * queue, router health), `/ai/models` and `/v1/models` (the models the gateway can route to, in
+ * The GET routes, answered without the pipeline: `/health` (200, or 503 when the proxy cannot
+ * serve: ./health.ts), `/ai/models` and `/v1/models` (the models the gateway can route to, in
  * OpenAI's list shape), one model at `/ai/models/<id>`, and `/metrics` (Prometheus text). A GET
  * of any other path goes through the pipeline, whose route stage answers it (404, or 405 on an
  * endpoint kind's path, in that kind's error shape), as it answers other methods on these paths.
@@ -10,6 +10,7 @@ import { listModels } from '../../shared/models.ts';
 import { badRequest, GatewayError, sendError } from '../errors.ts';
 import type { GatewayRuntime } from '../pipeline/runtime.ts';
 import { hasProvider } from '../providers/index.ts';
+import { healthAnswer } from './health.ts';
 
 /** The `/ai/models` list body, and each model's body by id (`<provider>/<model>`). */
 export interface ModelBodies {
@@ -25,8 +26,8 @@ export function buildModelBodies(): ModelBodies {
   return { list: JSON.stringify({ object: 'list', data: models }), byId: new Map(models.map((m) => [m.id, JSON.stringify(m)])) };
 }
 
-function sendBody(res: ServerResponse, body: string): void {
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+function sendBody(res: ServerResponse, body: string, status = 200): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
@@ -35,7 +36,10 @@ function sendBody(res: ServerResponse, body: string): void {
  * path (see the file's comment).
  */
 export function handleGet(gw: GatewayRuntime, path: string, res: ServerResponse): boolean {
-  if (path === '/health') sendBody(res, healthBody(gw));
+  if (path === '/health') {
+    const { httpStatus, body } = healthAnswer(gw);
+    sendBody(res, body, httpStatus);
+  }
   else if (path === '/ai/models' || path === '/v1/models') sendBody(res, gw.models.list);
   else if (isModelPath(path)) sendModel(gw, path.slice(path.indexOf('/models/') + '/models/'.length), res);
   else if (path === '/metrics' && gw.metrics) sendMetrics(gw, res);
@@ -50,18 +54,6 @@ export function isGetRoute(gw: GatewayRuntime, path: string): boolean {
 
 function isModelPath(path: string): boolean {
   return path.startsWith('/ai/models/') || path.startsWith('/v1/models/');
-}
-
-function healthBody(gw: GatewayRuntime): string {
-  const controlPlane = gw.controlPlane;
-  return JSON.stringify({
-    status: 'ok',
-    features: gw.config.features,
-    controlPlane: controlPlane?.health() ?? null,
-    logQueue: controlPlane?.queue.getStats() ?? null,
-    cache: { store: gw.cache.name, ...gw.cache.usage() },
-    routers: Object.fromEntries([...gw.routers].map(([name, r]) => [name, r.healthView()])),
-  });
 }
 
 /** `/metrics`: the registry's text; a collection that fails is a 500 `metrics_unavailable` (and logged). */
