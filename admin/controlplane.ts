@@ -69,6 +69,8 @@ export interface ControlPlaneStats {
   recordsStored: number;
   recordsDuplicate: number;
   recordsRejected: number;
+  /** Records stored with their API key id cleared: not a key of the link's organization (admin/ingest-key-scope.ts). */
+  recordsKeyIdCleared: number;
   batchesFailed: number;
 }
 
@@ -122,7 +124,7 @@ export async function startControlPlane(server: Server, sql: Sql, logger: Logger
 /** The proxies connected to this admin process, and the counters of their traffic. */
 class Links {
   readonly all = new Set<Link>();
-  readonly stats: ControlPlaneStats = { connections: 0, recordsStored: 0, recordsDuplicate: 0, recordsRejected: 0, batchesFailed: 0 };
+  readonly stats: ControlPlaneStats = { connections: 0, recordsStored: 0, recordsDuplicate: 0, recordsRejected: 0, recordsKeyIdCleared: 0, batchesFailed: 0 };
 
   constructor(
     readonly sql: Sql,
@@ -326,7 +328,14 @@ async function storeBatch(links: Links, link: Link, batchId: string, ingest: () 
     stats.recordsStored += result.stored;
     stats.recordsDuplicate += result.duplicates;
     stats.recordsRejected += result.rejected;
+    stats.recordsKeyIdCleared += result.keyIdsCleared.count;
     if (result.rejected > 0) logger.warn({ rejected: result.rejected, errors: result.errors }, 'rejected invalid log records');
+    if (result.keyIdsCleared.count > 0) {
+      logger.warn(
+        { organizationId: link.organizationId, linkKeyId: link.keyId, records: result.keyIdsCleared.count, keyIds: result.keyIdsCleared.keyIds },
+        "stored log records with their api key id cleared: the id is not a key of the link's organization",
+      );
+    }
     links.send(link, { type: 'records.ack', batchId, stored: result.stored });
   } catch (err) {
     stats.batchesFailed++;

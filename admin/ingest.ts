@@ -11,6 +11,8 @@
  * When the provider sent no usage, tokens are estimated with js-tiktoken here, off the proxy's
  * request path, and the row says so (`tokens_source = 'estimated'`); so does a usage the proxy
  * estimated for a client whose dialect always has one (marked `svc_token_count: "estimate"`).
+ * A record's API key id that is not a key of its organization is cleared before storing
+ * (./ingest-key-scope.ts), and counted in {@link IngestResult}'s `keyIdsCleared`.
  */
 import { costOf } from '../shared/models.ts';
 import { PROVIDERS, isProviderName } from '../shared/providers.ts';
@@ -18,6 +20,7 @@ import type { DecodedRecord } from '../shared/record-batch.ts';
 import { ESTIMATED_USAGE_MEMBER, ESTIMATED_USAGE_VALUE, LogRecordSchema, type LogRecord } from '../shared/record.ts';
 import { validateValue } from '../shared/validate.ts';
 import { readDecodedRecord, usageOfBody, type BodyTexts } from './decoded-record.ts';
+import { clearForeignKeyIds, type ClearedKeyIds } from './ingest-key-scope.ts';
 import { jsonbText } from './jsonb-text.ts';
 import { isCertainlyLogRecord } from './record-check.ts';
 import { copyRequestLogRows, type CopyValue } from './request-log-copy.ts';
@@ -337,7 +340,7 @@ function prepareRecord(batch: Prepared, organizationId: string, raw: unknown, te
 export async function ingestRecords(sql: Sql, organizationId: string, records: unknown[]): Promise<IngestResult> {
   const batch: Prepared = { rows: [], rejected: 0, errors: [] };
   for (const raw of records) prepareRecord(batch, organizationId, raw);
-  return storeRows(sql, batch);
+  return storeScoped(sql, organizationId, batch);
 }
 
 /**
@@ -359,15 +362,28 @@ export async function ingestDecodedRecords(sql: Sql, organizationId: string, rec
     }
     prepareRecord(batch, organizationId, read.record, read.texts);
   }
-  return storeRows(sql, batch);
+  return storeScoped(sql, organizationId, batch);
 }
 
-/** Result of ingesting one batch: rows inserted now, duplicates ignored, records rejected as invalid. */
+/**
+ * Stores the batch's rows ({@link storeRows}) once their API key ids not of `organizationId` are cleared (./ingest-key-scope.ts).
+ * @throws the database error of the key lookup or of storing.
+ */
+async function storeScoped(sql: Sql, organizationId: string, batch: Prepared): Promise<IngestResult> {
+  const cleared = await clearForeignKeyIds(sql, organizationId, batch.rows);
+  return { ...(await storeRows(sql, batch)), keyIdsCleared: cleared };
+}
+
+/**
+ * Result of ingesting one batch: rows inserted now, duplicates ignored, records rejected as invalid,
+ * and the records stored with their API key id cleared (not a key of the link's organization).
+ */
 export interface IngestResult {
   stored: number;
   duplicates: number;
   rejected: number;
   errors: string[];
+  keyIdsCleared: ClearedKeyIds;
 }
 
 const BATCH_ROWS = 500;
@@ -392,7 +408,7 @@ const columnsOf = (rows: readonly RequestLogRow[]): string[] => Object.keys(rows
  * duplicates and refuses bad rows one by one.
  * @throws the database error of any other failure (nothing of that chunk stored).
  */
-async function storeRows(sql: Sql, batch: Prepared): Promise<IngestResult> {
+async function storeRows(sql: Sql, batch: Prepared): Promise<Omit<IngestResult, 'keyIdsCleared'>> {
   const { rows, errors } = batch;
   let stored = 0;
   let refused = 0;

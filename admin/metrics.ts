@@ -34,6 +34,7 @@ export function createAdminMetrics(stats: () => ControlPlaneStats): AdminMetrics
   mirroredCounter(registry, 'svc_admin_records_ingested_total', 'Log records stored', () => stats().recordsStored);
   mirroredCounter(registry, 'svc_admin_records_duplicate_total', 'Log records received again and ignored (already stored)', () => stats().recordsDuplicate);
   mirroredCounter(registry, 'svc_admin_records_rejected_total', 'Log records rejected as invalid', () => stats().recordsRejected);
+  mirroredCounter(registry, 'svc_admin_records_key_id_cleared_total', "Log records stored with their API key id cleared (not a key of the link's organization)", () => stats().recordsKeyIdCleared);
   mirroredCounter(registry, 'svc_admin_record_batches_failed_total', 'Log record batches that failed to store (the proxy re-sends them)', () => stats().batchesFailed);
   new Gauge({
     name: 'svc_admin_control_plane_connections',
