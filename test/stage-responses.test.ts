@@ -17,6 +17,8 @@ import { previousResponseProvider, responsesHistory } from '../proxy/stages/resp
 import { route } from '../proxy/stages/route.ts';
 import { storedResponse } from '../proxy/stages/stored-response.ts';
 import { tokenLimit } from '../proxy/stages/token-limit.ts';
+import { translate } from '../proxy/stages/translate.ts';
+import { withoutMadeReasoning } from '../proxy/stages/minted-reasoning.ts';
 import { validate } from '../proxy/stages/validate.ts';
 import { closeRuntime, makeContext, makeRuntime, type RequestSpec } from './support/stage-context.ts';
 
@@ -217,6 +219,38 @@ describe('item_reference to an item the gateway made', () => {
     const plain = chosen({ path: '/ai/responses', body: { model: 'groq/llama-3.3-70b-versatile', input: [user('hi')] } });
     responsesHistory(plain);
     assert.equal(plain.body, plain.clientBody);
+  });
+});
+
+describe('reasoning the gateway made, on the way to OpenAI itself (translate)', () => {
+  const store = gw.responseStore as MemoryResponseStore;
+  const hex = 'abcdefabcdefabcdefabcdefabcdef01';
+  const thought = { id: `rs_${hex}_0`, type: 'reasoning', summary: [{ type: 'summary_text', text: 'Anthropic thought' }] };
+  const answer = { id: `msg_${hex}_1`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Paris.' }] };
+  const openaiItem = { id: 'rs_68c42d1d0878819d8266007cd3d1402c08fbf9b1584184ff', type: 'reasoning', summary: [], encrypted_content: 'gAAAAB==' };
+  store.put(`resp_${hex}`, { kind: 'made', org: '', provider: 'anthropic', response: { id: `resp_${hex}`, output: [thought, answer] }, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Capital?' }] }] });
+  const translated = (body: Record<string, unknown>) => {
+    const ctx = chosen({ path: '/ai/responses', body });
+    responsesHistory(ctx);
+    previousResponseProvider(ctx);
+    translate(ctx);
+    return ctx;
+  };
+
+  test('from a conversation the gateway made, and from item references: removed and named; OpenAI’s own item kept', () => {
+    const ctx = translated({ model: 'openai/gpt-4.1', previous_response_id: `resp_${hex}`, input: [openaiItem, { type: 'item_reference', id: `rs_${hex}_0` }, { role: 'user', content: 'Germany?' }] });
+    assert.deepEqual(ctx.call!.removed, ['previous_response_id.input[1]', 'input[1]']);
+    const sent = JSON.parse(ctx.upstream!.body.toString('utf8'));
+    assert.deepEqual(sent.input.map((i: any) => i.id ?? i.role), ['user', `msg_${hex}_1`, openaiItem.id, 'user']);
+    assert.equal((ctx.body as any).input.length, 6, 'the stage copy only: a retry on a translated provider still has them');
+  });
+
+  test('a translated provider gets them (its translator reads them); a body without them goes as its bytes', () => {
+    const groq = translated({ model: 'groq/llama-3.3-70b-versatile', input: [thought, { role: 'user', content: 'more' }] });
+    assert.equal(withoutMadeReasoning(groq, { ...(groq.body as any) }), null, 'its translator decides');
+    const plain = translated({ model: 'openai/gpt-4.1', input: [openaiItem, { role: 'user', content: 'more' }] });
+    assert.equal(plain.call!.removed, undefined);
+    assert.equal(plain.upstream!.body.toString('utf8'), plain.rawBody!.toString('utf8').replace('openai/gpt-4.1', 'gpt-4.1'), "the client's bytes, the model spliced");
   });
 });
 

@@ -7,7 +7,8 @@
  *   that response's input items, then its output items, then the request's own input, and
  *   `previous_response_id` is removed — whatever provider answers now (a translated one needs the
  *   whole conversation; OpenAI itself never saw that id). The previous `instructions` are not
- *   carried over, as OpenAI does not carry them;
+ *   carried over, as OpenAI does not carry them. The gateway's own reasoning items among them are
+ *   left out by the translate stage when OpenAI itself answers (./minted-reasoning.ts);
  * - a response another organization's key made or relayed: 404, as for an unknown id (an
  *   organization never continues another's conversation, even through the gateway's provider key);
  * - a response a provider keeps (OpenAI, Azure): sent on as it is to a provider that speaks the

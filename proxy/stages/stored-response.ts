@@ -10,7 +10,10 @@
  * - a response another organization's key made or relayed is a 404, as an unknown one is: an
  *   organization never reads another's responses, even through the provider with the gateway's key;
  * - a response a provider made and keeps (relayed to this organization) goes to that provider;
- * - an id the store does not know goes to the provider the request names in `Svc-Provider`, else on
+ * - an id of the gateway's form (`resp_<32 hex>`, ../translators/openai-responses-to-openai-chat/output.ts)
+ *   that the store does not know (made with `store: false`, evicted, or deleted) is OpenAI's 404 from the
+ *   gateway: no provider ever had it, so it does not go to OpenAI with the gateway's key;
+ * - any other id the store does not know goes to the provider the request names in `Svc-Provider`, else on
  *   a router its first member that keeps responses (OpenAI, Azure), else `openai` (the provider keeps
  *   its own responses, and answers 404 for one it does not have). The client's query goes as sent.
  * The provider's answer passes through; there are no router retries (the response is at one provider).
@@ -33,6 +36,8 @@ import { ownEntry, type MadeEntry, type StoredEntry } from '../response-store/in
 import { forward } from './forward.ts';
 
 const EMPTY = Buffer.alloc(0);
+/** A response id the gateway gives (`resp_` and its request id's 32 hex digits); OpenAI's are longer. */
+const MINTED_ID = /^resp_[0-9a-f]{32}$/;
 
 /** 404 for a response this organization cannot see (OpenAI's message for an unknown id). */
 function notFound(id: string): GatewayError {
@@ -91,6 +96,7 @@ function serve(ctx: RequestContext, target: StoredResponseTarget, entry: StoredE
     const own = ownEntry(entry, org);
     if (entry !== null && own === null) throw notFound(target.id);
     if (own?.kind === 'made') return answerFromStore(ctx, target, own);
+    if (own === null && MINTED_ID.test(target.id)) throw notFound(target.id);
     sendToProvider(ctx, target, own?.kind === 'relayed' ? own.provider : chosenProvider(ctx));
   } catch (err) {
     fail(ctx, err);

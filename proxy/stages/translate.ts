@@ -6,10 +6,12 @@
  * SigV4), when the pipeline suspends.
  */
 import type { ChatCompletionRequest } from '../../shared/chat.ts';
+import type { Json } from '../endpoints/types.ts';
 import { spliceModel } from '../json-scan.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { forwardableHeaders } from '../pipeline/headers.ts';
 import type { ProviderCall, UpstreamRequest } from '../providers/types.ts';
+import { withoutMadeReasoning } from './minted-reasoning.ts';
 
 /**
  * Sets `ctx.call` and `ctx.upstream`. The provider's model goes into a copy of the body:
@@ -17,7 +19,9 @@ import type { ProviderCall, UpstreamRequest } from '../providers/types.ts';
  * is the one the client wrote (a bare `claude-…` to Anthropic), the client's bytes are the body as
  * they are. The call carries the client's headers for kinds that forward some (Messages), the
  * client's own credential (`Svc-Auth`), and, when the provider's format differs, the list a
- * translator reports removed members in (logged, and answered in `Svc-Removed-Members`).
+ * translator reports removed members in (logged, and answered in `Svc-Removed-Members`). Reasoning
+ * state the gateway made is kept from OpenAI and Anthropic themselves (./minted-reasoning.ts): when
+ * some was removed, the body is serialized again and the removals are listed on a passthrough too.
  * @throws {GatewayError} from the provider: 400 when the body cannot be expressed in its format,
  *   500 `provider_not_configured`, 503 `provider_key_missing` (as a rejection when asynchronous).
  */
@@ -34,6 +38,12 @@ export function translate(ctx: RequestContext): Promise<void> | void {
     const asWritten = ctx.model === ctx.clientBody!.model && ctx.req.headers['svc-model-override'] === undefined;
     rawBody = asWritten ? ctx.rawBody! : spliceModel(ctx.rawBody!, ctx.modelStart, ctx.modelEnd, ctx.model!);
   }
+  let removed: string[] | undefined = binding.passthrough ? undefined : [];
+  const dropped = withoutMadeReasoning(ctx, body as unknown as Json);
+  if (dropped !== null) {
+    rawBody = undefined;
+    removed = dropped;
+  }
   const call: ProviderCall = {
     config: ctx.gw.config.providers[ctx.provider!],
     body,
@@ -42,7 +52,7 @@ export function translate(ctx: RequestContext): Promise<void> | void {
     rawBody,
     provider: ctx.provider!,
     // Removals are logged and answered in Svc-Removed-Members: collected for every translated request.
-    removed: binding.passthrough ? undefined : [],
+    removed,
     clientHeaders: ctx.kind.forwardsClientHeaders ? forwardableHeaders(ctx.req) : null,
     clientCredential: ctx.clientCredential,
     // Set when a mapped stream starts (../upstream/mapped.ts); present from here so the call keeps one shape.
