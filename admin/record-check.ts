@@ -106,7 +106,7 @@ function isDetails(v: unknown, counts: readonly string[]): boolean {
 
 const PROMPT_KEYS = new Set(['promptId', 'versionId', 'version', 'environment', 'inputs']);
 function isPrompt(v: unknown): boolean {
-  return isPlain(v) && onlyKeys(v, PROMPT_KEYS) && isString(v.promptId) && isString(v.versionId) && isString(v.version) && isNullableString(v.environment) && isPlain(v.inputs);
+  return isPlain(v) && onlyKeys(v, PROMPT_KEYS) && isString(v.promptId) && isNullableString(v.versionId) && isNullableString(v.version) && isNullableString(v.environment) && isPlain(v.inputs);
 }
 
 const TOKEN_LIMIT_KEYS = new Set(['handler', 'tokensBefore', 'tokensAfter', 'allowedInput', 'modelSent', 'skipped']);

@@ -108,8 +108,10 @@ export const LogRecordSchema = object({
   prompt: nullable(
     object({
       promptId: string(),
-      versionId: string(),
-      version: string(),
+      /** Null when the lookup failed (unknown version or environment): the record still names the prompt. */
+      versionId: nullable(string()),
+      /** `major.minor`; null as `versionId`. */
+      version: nullable(string()),
       environment: nullable(string()),
       inputs: record(string(), any()),
     }),

@@ -1,5 +1,5 @@
 /**
- * A managed prompt (`prompt_id`) on the Messages or Responses API (and their token-count paths) is
+ * A managed prompt (`prompt_id`) on the Messages, Responses or embeddings API (and the token-count paths) is
  * refused as such even when the body has no `model`: the refusal says where managed prompts are
  * served, not that a model is missing (which sent the client looking for the wrong fix).
  */
@@ -18,11 +18,13 @@ const CASES: Array<[path: string, body: Record<string, unknown>, api: string]> =
   ['/v1/messages/count_tokens', { prompt_id: 'p1', messages: [] }, 'Messages'],
   ['/v1/responses', { prompt_id: 'p1', input: 'hi' }, 'Responses'],
   ['/v1/responses/input_tokens', { prompt_id: 'p1', input: 'hi' }, 'Responses'],
+  // Embeddings merged a chat prompt's messages and temperature into the provider's body.
+  ['/v1/embeddings', { prompt_id: 'p1', input: 'hi' }, 'embeddings'],
 ];
 
 for (const [path, body, api] of CASES) {
   test(`${path}: prompt_id is refused before the missing model, and with a model too`, () => {
-    for (const b of [body, { ...body, model: api === 'Messages' ? 'claude-sonnet-4-5' : 'gpt-4.1-mini' }]) {
+    for (const b of [body, { ...body, model: api === 'Messages' ? 'claude-sonnet-4-5' : api === 'embeddings' ? 'text-embedding-3-small' : 'gpt-4.1-mini' }]) {
       const ctx = makeContext(gw, { path, body: b });
       route(ctx);
       assert.throws(

@@ -12,10 +12,13 @@ import type { EndpointKind, Json } from './types.ts';
 
 /**
  * An embeddings body: the common members, then `input` (required): a string, an array of strings,
- * or token arrays (integers).
+ * or token arrays (integers). `prompt_id` is refused, as on Messages and Responses: managed prompts
+ * hold chat messages and sampling members, which an embeddings provider has no use for.
  * @throws {GatewayError} 400 naming the member.
  */
 export function validateEmbeddingsBody(b: Json): void {
+  // First, as on Messages and Responses: a body naming a prompt may have left the model to it.
+  if (b.prompt_id !== undefined) throw badRequest('managed prompts ("prompt_id") are served on chat completions, not on the embeddings API', 'prompt_id', 'unsupported_member');
   validateOpenAICommon(b);
   const input = b.input;
   if (input === undefined) throw badRequest('missing required member "input"', 'input', 'missing_input');
@@ -46,8 +49,8 @@ export const embeddings: EndpointKind = {
   tokenLimits: null,
   // Never streamed; were it, it would end as chat's does, with framing.doneData.
   completion: { finalEvents: new Set(), errorBody: OPENAI_ERROR_BODY },
-  // As for chat: a prompt's body may supply the model and defaults.
-  prompts: true,
+  // Prompts hold chat messages; validateEmbeddingsBody refuses prompt_id.
+  prompts: false,
   providerOfBareModel: null,
   forwardsClientHeaders: false,
   localCount: null,

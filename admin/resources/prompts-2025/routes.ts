@@ -19,13 +19,14 @@
  * - `POST /v1/prompt-2025/query/versions` {promptId, majorVersion?} → Prompt2025Version[].
  * - `POST /v1/prompt-2025/query/environment-version` {promptId, environment} → Prompt2025Version.
  * - `GET /v1/prompt-2025/{promptVersionId}/prompt-body` → the version's chat body.
- * Every change tells proxies to drop the prompt from their caches.
+ * Every change tells proxies to drop the prompt from their caches. A `promptBody` whose messages
+ * hold a malformed `{{svc:` placeholder is a 400 naming it (../../prompt-store.ts).
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Sql } from '../../db.ts';
 import { auth, HttpError } from '../../http.ts';
-import { notifyPromptChanged } from '../../prompt-store.ts';
+import { checkPromptPlaceholders, notifyPromptChanged } from '../../prompt-store.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
 import { CreatePrompt2025Body, EnvironmentVersionBody, PromotePrompt2025Body, QueryPrompts2025Body, QueryVersionsBody, UpdatePrompt2025Body } from './schema.ts';
 import {
@@ -73,6 +74,7 @@ export function toPrompt2025Version(row: VersionRow): Record<string, unknown> {
 export function prompt2025Routes(router: Router, sql: Sql, maxBodyBytes: number): void {
   router.post('/v1/prompt-2025', async (ctx) => {
     const body = await readSafeBody(ctx, CreatePrompt2025Body, maxBodyBytes);
+    checkPromptPlaceholders(body.promptBody, 'promptBody');
     const organizationId = auth(ctx).organizationId;
     const created = await createPrompt2025(sql, organizationId, body);
     await notifyPromptChanged(sql, organizationId, created.id);
@@ -88,6 +90,7 @@ export function prompt2025Routes(router: Router, sql: Sql, maxBodyBytes: number)
 
   router.post('/v1/prompt-2025/update', async (ctx) => {
     const body = await readSafeBody(ctx, UpdatePrompt2025Body, maxBodyBytes);
+    checkPromptPlaceholders(body.promptBody, 'promptBody');
     const organizationId = auth(ctx).organizationId;
     const created = await updatePrompt2025(sql, organizationId, body);
     await notifyPromptChanged(sql, organizationId, body.promptId.toLowerCase());

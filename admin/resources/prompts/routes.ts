@@ -3,7 +3,7 @@
  * - `POST /v1/prompt/create` {userDefinedId, prompt, metadata} → `{id, prompt_version_id}`: the prompt
  *   and its first version 1.0, marked production (`metadata.isProduction = true`,
  *   `prompt.production_version_id`, and the `production` environment label); a duplicate
- *   userDefinedId in the organization → 409.
+ *   userDefinedId in the organization → 409; a malformed `{{svc:` placeholder in its messages → 400.
  * - `POST /v1/prompt/version/{promptVersionId}/promote` {previousProductionVersionId} → the version
  *   record (PromptVersionResult): in one transaction the production mark leaves the previous version
  *   (which must be a version of the same prompt, else 400) and lands on this one.
@@ -12,7 +12,7 @@
 import type Router from '@koa/router';
 import type { Sql } from '../../db.ts';
 import { auth, ok } from '../../http.ts';
-import { notifyPromptChanged } from '../../prompt-store.ts';
+import { checkPromptPlaceholders, notifyPromptChanged } from '../../prompt-store.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
 import { CreatePromptBody, PromoteBody } from './schema.ts';
 import { createLegacyPrompt, promoteLegacyVersion, type VersionRow } from './store.ts';
@@ -42,6 +42,7 @@ export function toPromptVersionResult(row: VersionRow): Record<string, unknown> 
 export function promptRoutes(router: Router, sql: Sql, maxBodyBytes: number): void {
   router.post('/v1/prompt/create', async (ctx) => {
     const body = await readSafeBody(ctx, CreatePromptBody, maxBodyBytes);
+    checkPromptPlaceholders(body.prompt, 'prompt');
     const organizationId = auth(ctx).organizationId;
     const created = await createLegacyPrompt(sql, organizationId, body);
     await notifyPromptChanged(sql, organizationId, created.id);
