@@ -15,7 +15,8 @@
  * `request_response_rmt.*` (the reference's Partial_RequestResponseRMTToOperators_, the fields this
  * log stores) reads the request log's own columns: provider, model (the requested model, as
  * `request.model`), user_id, status (HTTP status), latency (ms, `delay_ms`), time_to_first_token (ms),
- * cost (USD), the token counts, request_created_at / response_created_at, request_id, target_url,
+ * cost (USD), the token counts, request_created_at / response_created_at, updated_at (when admin stored
+ * the row: the ingestion order, which the console's live feed polls by), request_id, target_url,
  * prompt_id, prompt_version, session_id (as `sessions_request_response_rmt.session_session_id`),
  * cache_enabled (boolean: the request asked for the response cache), cached (boolean: a cache hit,
  * `cache_reference_id` set, as the `isCached` body flag), cache_reference_id (a hit: the request whose
@@ -35,11 +36,17 @@
  * `equals`, so a missing value matches no boolean condition (`feedback.rating: {equals: false}` is
  * a thumbs down, not "no thumbs up"). `prompts_versions.*` conditions match only
  * requests made with a prompt version (`request_log.prompt_version_id`) of the caller's organization.
+ * `request_response_rmt.provider` matches the provider as a record shows it (the reference's upper-case
+ * ProviderName: `OPENAI`, `X` for xai; admin/ingest.ts providerLogName) or its config name (`openai`,
+ * `xai`), with every operator case-insensitive: a provider name has no case. Property names have none
+ * either (they come from `Svc-Property-<Name>` headers and are stored lower-cased,
+ * proxy/pipeline/headers.ts), so a filter's property name is lower-cased too: `Env` finds `env`.
  * `contains` / `not-contains` are case-insensitive substring tests (`%` and `_` in the value are
  * literal); `like` / `ilike` take a SQL LIKE pattern as given. `request.model` is the requested model
  * as the record shows it, without the `<provider>/` prefix (stored so, admin/ingest.ts), on every path.
  */
 import { define, refine, string, type Struct } from 'superstruct';
+import { PROVIDERS } from '../shared/providers.ts';
 import { escapeLike, type Fragment, type Sql } from './db.ts';
 import { HttpError } from './http.ts';
 import { isUuid } from './validation.ts';
@@ -123,6 +130,7 @@ export const RMT_FIELDS = {
   prompt_cache_write_tokens: 'number',
   request_created_at: 'timestamp',
   response_created_at: 'timestamp',
+  updated_at: 'timestamp',
   request_id: 'text',
   target_url: 'text',
   prompt_id: 'text',
@@ -474,7 +482,47 @@ function booleanCondition(sql: Sql, col: () => Fragment, op: BooleanOp, value: b
   }
 }
 
-type Column = { kind: 'text' | 'uuid' | 'timestamp' | 'number' | 'boolean'; expr: (sql: Sql) => Fragment };
+type Column = { kind: 'text' | 'uuid' | 'timestamp' | 'number' | 'boolean' | 'provider'; expr: (sql: Sql) => Fragment };
+
+/**
+ * The providers a record shows under another name than their config name's upper case (xai → `X`,
+ * ollama → `LOCAL`, gemini → `GOOGLE`: shared/providers.ts `logName`).
+ */
+const RENAMED_PROVIDERS = Object.values(PROVIDERS).filter((p) => p.logName !== p.name.toUpperCase());
+
+/**
+ * `r.provider` as a record shows it (admin/ingest.ts providerLogName: a known provider's `logName`, else
+ * the stored name upper-cased), in SQL. Only the renamed providers need a branch of their own.
+ */
+function shownProvider(sql: Sql): Fragment {
+  const whens = RENAMED_PROVIDERS.map((p) => sql`when ${p.name}::text then ${p.logName}::text`);
+  if (whens.length === 0) return sql`upper(r.provider)`;
+  return sql`(case r.provider ${whens.reduce((a, b) => sql`${a} ${b}`)} else upper(r.provider) end)`;
+}
+
+/**
+ * A condition on the provider: the positive operators match when the name the record shows or the stored
+ * config name matches, ignoring case (`OPENAI`, `openai` and `OpenAI` find the same rows; `X` and `xai` find
+ * xai's); `not-equals` and `not-contains` are their negation (`r.provider` is never NULL).
+ */
+function providerCondition(sql: Sql, op: TextOp, value: string): Fragment {
+  const either = (test: (col: Fragment) => Fragment): Fragment => sql`(${test(shownProvider(sql))} or ${test(sql`r.provider`)})`;
+  const contains = () => either((col) => sql`${col} ilike ${`%${escapeLike(value)}%`}::text`);
+  const equals = () => either((col) => sql`lower(${col}) = lower(${value}::text)`);
+  switch (op) {
+    case 'equals':
+      return equals();
+    case 'not-equals':
+      return sql`not ${equals()}`;
+    case 'like':
+    case 'ilike':
+      return either((col) => sql`${col} ilike ${value}::text`);
+    case 'contains':
+      return contains();
+    case 'not-contains':
+      return sql`not ${contains()}`;
+  }
+}
 
 /** `request.*` field → column of `request_log r` (fixed expressions; never built from input). */
 const REQUEST_COLUMNS: Record<keyof typeof REQUEST_FIELDS, Column> = {
@@ -500,7 +548,8 @@ const SESSION_COLUMNS: Record<keyof typeof SESSION_FIELDS, Column> = {
 
 /** `request_response_rmt.*` field → column of `request_log r` (`properties` is compiled apart). */
 const RMT_COLUMNS: Record<Exclude<keyof typeof RMT_FIELDS, 'properties'>, Column> = {
-  provider: { kind: 'text', expr: (sql) => sql`r.provider` },
+  // Read by providerCondition, which matches the shown name as well (`expr` is the stored config name).
+  provider: { kind: 'provider', expr: (sql) => sql`r.provider` },
   model: { kind: 'text', expr: (sql) => sql`r.request_model` },
   user_id: { kind: 'text', expr: (sql) => sql`r.user_id` },
   status: { kind: 'number', expr: (sql) => sql`r.status` },
@@ -514,6 +563,9 @@ const RMT_COLUMNS: Record<Exclude<keyof typeof RMT_FIELDS, 'properties'>, Column
   prompt_cache_write_tokens: { kind: 'number', expr: (sql) => sql`r.prompt_cache_write_tokens` },
   request_created_at: { kind: 'timestamp', expr: (sql) => sql`r.created_at` },
   response_created_at: { kind: 'timestamp', expr: (sql) => sql`r.response_created_at` },
+  // Set by PostgreSQL when the row is stored (default now()) and never changed: the order rows
+  // became visible in, read through request_log_updated_brin (migration 00011).
+  updated_at: { kind: 'timestamp', expr: (sql) => sql`r.updated_at` },
   request_id: { kind: 'uuid', expr: (sql) => sql`r.id` },
   target_url: { kind: 'text', expr: (sql) => sql`r.target_url` },
   prompt_id: { kind: 'uuid', expr: (sql) => sql`r.prompt_id` },
@@ -564,6 +616,7 @@ function fieldConditions(sql: Sql, columns: Record<string, Column>, fields: Reco
       else if (column.kind === 'boolean') out.push(booleanCondition(sql, col, op as BooleanOp, value as boolean));
       else if (column.kind === 'timestamp') out.push(timestampCondition(sql, col, op as TimestampOp, value as string));
       else if (column.kind === 'uuid') out.push(uuidCondition(sql, col, op as TextOp, value as string, nullable));
+      else if (column.kind === 'provider') out.push(providerCondition(sql, op as TextOp, value as string));
       else out.push(textCondition(sql, col, op as TextOp, value as string, nullable));
     }
   }
@@ -582,11 +635,15 @@ const SHOWN_PROPERTY_COLUMNS: Readonly<Record<string, (sql: Sql) => Fragment>> =
   'svc-session-name': (sql) => sql`coalesce(nullif(r.session_name, ''), r.properties ->> 'svc-session-name')`,
 };
 
-/** Conditions on the stored properties (`r.properties ->> name`; an absent property is NULL). */
+/**
+ * Conditions on the stored properties (`r.properties ->> name`; an absent property is NULL). The name is
+ * lower-cased as the proxy stores it (proxy/pipeline/headers.ts logHeaders: header names have no case).
+ */
 function propertyConditions(sql: Sql, properties: Record<string, Record<string, unknown> | undefined>): Fragment[] {
   const out: Fragment[] = [];
-  for (const [name, ops] of Object.entries(properties)) {
+  for (const [given, ops] of Object.entries(properties)) {
     if (!ops) continue;
+    const name = given.toLowerCase();
     const shown = Object.hasOwn(SHOWN_PROPERTY_COLUMNS, name) ? SHOWN_PROPERTY_COLUMNS[name]! : null;
     const col = () => (shown !== null ? shown(sql) : sql`(r.properties ->> ${name}::text)`);
     for (const [op, value] of Object.entries(ops)) {

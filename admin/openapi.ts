@@ -150,7 +150,7 @@ const OWN_SCHEMAS: Record<string, Schema> = {
   },
   PropertyFilter: {
     type: 'object',
-    description: "Property name (a caller's Svc-Property-<name>, 1–1000 characters) → text operators. The reserved svc- names shown in a request's properties are derived when read and are not matched here.",
+    description: "Property name (a caller's Svc-Property-<name>, 1–1000 characters; names have no case, as header names: Env finds env) → text operators. The reserved svc- names shown in a request's properties are derived when read and are not matched here.",
     properties: {},
     additionalProperties: ref('Partial_TextOperators_'),
   },
@@ -165,7 +165,11 @@ const OWN_SCHEMAS: Record<string, Schema> = {
     description:
       "The reference's Partial_RequestResponseRMTToOperators_, the fields the request log stores. model is the requested model without the provider prefix (as request.model); latency and time_to_first_token are ms, cost USD; properties as the leaf's properties. cache_enabled, cached and cache_reference_id read the response cache: a request that asked for it, a hit (answered from the cache; as the isCached flag), and the request a hit was served from.",
     properties: {
-      provider: ref('Partial_TextOperators_'),
+      provider: {
+        allOf: [ref('Partial_TextOperators_')],
+        description:
+          "The provider as a request shows it (the reference's ProviderName: OPENAI, X for xai, LOCAL for ollama, GOOGLE for gemini) or its config name (openai, xai); every operator ignores case.",
+      },
       model: ref('Partial_TextOperators_'),
       user_id: ref('Partial_TextOperators_'),
       status: ref('Partial_NumberOperators_'),
@@ -179,6 +183,7 @@ const OWN_SCHEMAS: Record<string, Schema> = {
       prompt_cache_write_tokens: ref('Partial_NumberOperators_'),
       request_created_at: ref('Partial_TimestampOperators_'),
       response_created_at: ref('Partial_TimestampOperators_'),
+      updated_at: { allOf: [ref('Partial_TimestampOperators_')], description: 'When admin stored the request (the ingestion order; a request is stored when it ends, so a long one has an old request_created_at and a new updated_at).' },
       request_id: ref('Partial_TextOperators_'),
       target_url: ref('Partial_TextOperators_'),
       prompt_id: ref('Partial_TextOperators_'),

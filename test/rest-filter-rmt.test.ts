@@ -51,6 +51,11 @@ before(async () => {
   const twin = logRecord(env.orgB, { provider: 'openai', userId: 'alice', properties: { env: 'prod', team: 'Alpha' }, createdAt: Date.parse(ROWS.f1.created) });
   await ingest(env, env.orgB, [twin]);
   byId.set(twin.requestId, 'fB');
+  // Organization B's xai request: the record shows its provider as `X`, not its config name.
+  const xai = logRecord(env.orgB, { provider: 'xai', requestModel: 'xai/grok-4', attempts: [], createdAt: Date.parse(ROWS.f1.created) });
+  await ingest(env, env.orgB, [xai]);
+  byId.set(xai.requestId, 'fX');
+  ids.fX = xai.requestId;
 });
 after(async () => {
   await env?.close();
@@ -74,6 +79,28 @@ describe('filter: request_response_rmt', () => {
     assert.deepEqual(await names(rmt('user_id', 'not-equals', 'alice')), ['f2', 'f3']);
     assert.deepEqual(await names(rmt('user_id', 'not-contains', 'b')), ['f1', 'f3']);
     assert.deepEqual(await names(rmt('user_id', 'like', '%')), ['f1', 'f2']);
+  });
+
+  test('provider: the name the record shows (OPENAI, X) is found, as is the config name, in any case', async () => {
+    // What GET /v1/request/{id} shows (the reference's upper-case ProviderName) must be a value the filter finds.
+    const shown = (await call(env, 'GET', `/v1/request/${ids.f1!}`)).body.data.provider as string;
+    assert.equal(shown, 'OPENAI');
+    assert.deepEqual(await names(rmt('provider', 'equals', shown)), ['f1']);
+    assert.deepEqual(await names(rmt('provider', 'equals', 'Anthropic')), ['f2']);
+    assert.deepEqual(await names(rmt('provider', 'not-equals', 'OPENAI')), ['f2', 'f3']);
+    assert.deepEqual(await names(rmt('provider', 'like', 'OPEN%')), ['f1']);
+    assert.deepEqual(await names(rmt('provider', 'like', 'open%')), ['f1'], 'the config name still matches');
+    assert.deepEqual(await names(rmt('provider', 'ilike', 'gr%')), ['f3']);
+    assert.deepEqual(await names(rmt('provider', 'not-contains', 'ANTHROP')), ['f1', 'f3']);
+    assert.deepEqual(await names({ left: rmt('provider', 'equals', 'GROQ'), operator: 'or', right: rmt('provider', 'equals', 'openai') }), ['f1', 'f3']);
+    // xai is shown as X (shared/providers.ts logName): both names find it, neither finds the others.
+    const shownX = (await call(env, 'GET', `/v1/request/${ids.fX!}`, undefined, env.keyB)).body.data.provider as string;
+    assert.equal(shownX, 'X');
+    assert.deepEqual(await names(rmt('provider', 'equals', shownX), env.keyB), ['fX']);
+    assert.deepEqual(await names(rmt('provider', 'equals', 'x'), env.keyB), ['fX']);
+    assert.deepEqual(await names(rmt('provider', 'equals', 'xai'), env.keyB), ['fX']);
+    assert.deepEqual(await names(rmt('provider', 'not-equals', 'X'), env.keyB), ['fB']);
+    assert.deepEqual(await names(rmt('provider', 'equals', 'OPENAI'), env.keyB), ['fB']);
   });
 
   test('status (HTTP status): every number operator', async () => {
@@ -139,6 +166,17 @@ describe('filter: request_response_rmt', () => {
     assert.deepEqual(await names(prop('missing', 'equals', 'x')), []);
     assert.deepEqual(await names({ request_response_rmt: { properties: { env: { equals: 'prod' }, team: { equals: 'Alpha' } }, status: { equals: 200 } } }), ['f1']);
   });
+
+  test('property names have no case (Svc-Property-<Name> headers are stored lower-cased): Env finds env', async () => {
+    const prop = (name: string, op: string, value: string) => ({ request_response_rmt: { properties: { [name]: { [op]: value } } } });
+    assert.deepEqual(await names(prop('Env', 'equals', 'prod')), ['f1']);
+    assert.deepEqual(await names(prop('TEAM', 'contains', 'alph')), ['f1']);
+    assert.deepEqual(await names(prop('Env', 'not-equals', 'prod')), ['f2', 'f3']);
+    assert.deepEqual(await names({ properties: { ENV: { equals: 'dev' } } }), ['f2']);
+    assert.deepEqual(await names({ properties: { Env: { like: '%' } } }), ['f1', 'f2']);
+    assert.deepEqual(await names({ properties: { Env: { equals: 'prod' }, env: { equals: 'prod' } } }), ['f1'], 'both spellings name one property');
+    assert.deepEqual(await names({ properties: { ENV: { equals: 'prod' } } }, env.keyB), ['fB']);
+  });
 });
 
 describe('filter: properties and response', () => {
@@ -150,7 +188,7 @@ describe('filter: properties and response', () => {
     assert.deepEqual(await names({ properties: { "env' or '1'='1": { equals: 'prod' } } }), []);
     assert.deepEqual(await names({ properties: { "x') or true --": { 'not-equals': 'y' } } }), ['f1', 'f2', 'f3']);
     const [{ count }] = await env.db.sql<{ count: number }[]>`select count(*)::int as count from request_log`;
-    assert.equal(count, 4, 'the table is intact');
+    assert.equal(count, 5, 'the table is intact');
   });
 
   test('response.status (number) and response.model (the model the provider answered with)', async () => {
