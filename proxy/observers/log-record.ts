@@ -1,15 +1,19 @@
 /**
  * The request-log observer (`svc.features: observability`): records a copy of the response as it
  * reaches the client ({@link ResponseRecorder}) and, once the response is over, builds the
- * request's {@link LogRecord} and queues it for admin over the control plane. Only requests that
- * were authenticated and whose body was parsed are recorded, of the endpoint kinds that are logged
- * (not count_tokens). A record carries the request's session (`Svc-Session-Id`, else the client's
+ * request's {@link LogRecord} and queues it for admin over the control plane. Authenticated requests
+ * of the endpoint kinds that are logged (not count_tokens) are recorded once their body was read:
+ * also those refused for it (proxy/stages/validate.ts: not UTF-8, too deep, malformed JSON, a member
+ * or session header the kind refuses), so that every such answer's `Svc-Id` can be read back; a
+ * refused body is logged as the bytes received, cut at `log-queue.max-body-bytes`. A request
+ * answered before its body was read (no valid key, rate-limited, too large) is not. A record carries the request's session (`Svc-Session-Id`, else the client's
  * own: Claude Code's `x-claude-code-session-id`, Codex's `session_id`) with its `Svc-Session-Path`
  * and `Svc-Session-Name`, the members a translator removed, and the wire
  * format spoken, and the cache: whether the request asked for it, and the request a hit's answer came from.
  */
 import type { LogRecord } from '../../shared/record.ts';
-import type { LogRecordHead } from '../../shared/record-head.ts';
+import { HEAD_MEMBERS, type LogRecordHead } from '../../shared/record-head.ts';
+import type { LogQueue } from '../log-queue.ts';
 import { logHeaders, MAX_SESSION_ID, MAX_SESSION_PATH, sessionHeaders } from '../pipeline/headers.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { redactAttemptText } from '../upstream/provider-secrets.ts';
@@ -136,6 +140,24 @@ function redactedStreamError(ctx: RequestContext, rec: RecordedResponse): Record
   return { ...rec, error: rec.error === null ? null : redact(rec.error), body };
 }
 
+/** Position of `bodyTruncated` in a positional head. */
+const BODY_TRUNCATED = HEAD_MEMBERS.indexOf('bodyTruncated');
+
+/**
+ * Queues the record of a request whose body was read but refused (validate's 400, so `ctx.body` is
+ * null): its status and the gateway's error, and the body as the bytes received (admin keeps JSON as
+ * it is and anything else as `{raw: text}`), cut at `log-queue.max-body-bytes` (then `bodyTruncated`).
+ * No provider was chosen (admin shows it as `SVC`) and no answer body is recorded (the error stands for it).
+ */
+function queueRefused(ctx: RequestContext, queue: LogQueue): void {
+  const raw = ctx.rawBody!;
+  const cap = ctx.gw.config.logQueue.maxBodyBytes;
+  const head = buildLogRecordHead(ctx, null);
+  if (raw.length <= cap) return queue.push(head, raw, null);
+  (head as unknown[])[BODY_TRUNCATED] = true;
+  queue.push(head, raw.subarray(0, cap), null);
+}
+
 /** Records responses and queues a log record per request (compose it only with observability on). */
 export const logRecordObserver: ResponseObserver = {
   name: 'log-record',
@@ -147,7 +169,12 @@ export const logRecordObserver: ResponseObserver = {
   },
   onFinish(ctx) {
     const controlPlane = ctx.gw.controlPlane;
-    if (!ctx.key || !ctx.body || !controlPlane || !ctx.kind.logged) return;
+    if (!ctx.key || !controlPlane || !ctx.kind.logged) return;
+    if (!ctx.body) {
+      // Refused before its body was accepted (no cost on an accepted request: the test it made before).
+      if (ctx.rawBody !== null && ctx.status >= 400) queueRefused(ctx, controlPlane.queue);
+      return;
+    }
     const recorder = ctx.recorder;
     let rec = recorder?.finish(ctx.status) ?? null;
     if (rec !== null && recorder!.hadStreamError) rec = redactedStreamError(ctx, rec);
