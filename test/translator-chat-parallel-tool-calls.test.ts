@@ -65,6 +65,15 @@ const INTERLEAVED = sse(
   'data: [DONE]',
 );
 
+/** One call whose every delta carries a fresh id, only the first its name (a provider minting an id per chunk). */
+const FRESH_IDS = sse(
+  chunk(tools(call(0, 'call_1', { name: 'Read', arguments: '{"file_' }))),
+  chunk(tools(call(0, 'call_2', { arguments: 'path":' }))),
+  chunk(tools(call(0, 'call_3', { arguments: '"/a"}' }))),
+  chunk({}, 'tool_calls'),
+  'data: [DONE]',
+);
+
 interface MessagesEvent {
   type: string;
   [member: string]: any;
@@ -165,18 +174,58 @@ describe('chat stream → Messages stream: parallel tool calls', () => {
     }
   });
 
-  it("text between a call's fragments stops its block: a later fragment of it is recorded as removed, not sent after the stop", async () => {
-    const c = messagesCall();
+  it("content between a call's argument fragments (vLLM/Qwen's \"\\n\") waits: the input is whole, the text follows the block", async () => {
+    for (const how of SPLITS) {
+      const c = messagesCall();
+      const input = sse(
+        chunk(tools(call(0, 'call_a', { name: 'Read', arguments: '{"file_' }))),
+        chunk({ content: '\n' }),
+        chunk(tools(call(0, undefined, { arguments: 'path":' }))),
+        chunk({ reasoning_content: 'hmm' }),
+        chunk(tools(call(0, undefined, { arguments: '"/a"}' }))),
+        chunk({}, 'tool_calls'),
+        'data: [DONE]',
+      );
+      const { content, stopReason } = foldMessages(await run(createMessagesStreamTranslator(c), split(input, how)));
+      assert.deepEqual(content, [
+        { type: 'tool_use', id: 'call_a', name: 'Read', input: { file_path: '/a' } },
+        { type: 'text', text: '\n' },
+        { type: 'thinking', thinking: 'hmm', signature: '' },
+      ]);
+      assert.equal(stopReason, 'tool_use');
+      assert.deepEqual(c.removed, []);
+    }
+  });
+
+  it('content after a call that a new call replaces comes between their blocks; plain text still streams at once', async () => {
     const input = sse(
-      chunk(tools(call(0, 'call_a', { name: 'Read', arguments: '{}' }))),
-      chunk({ content: 'Reading.' }),
-      chunk(tools(call(0, undefined, { arguments: ' ' }))),
-      chunk({}, 'tool_calls'),
+      chunk(tools(call(undefined, 'jm4owj31', { name: 'Read', arguments: '{"file_path":"/a"}' }))),
+      chunk({ content: 'and ' }),
+      chunk(tools(call(undefined, 'k2p9xq07', { name: 'Bash', arguments: '{"command":"ls"}' }))),
+      chunk({}, 'stop'),
       'data: [DONE]',
     );
-    const { content } = foldMessages(await run(createMessagesStreamTranslator(c), [input]));
-    assert.deepEqual(content, [{ type: 'tool_use', id: 'call_a', name: 'Read', input: {} }, { type: 'text', text: 'Reading.' }]);
-    assert.deepEqual(c.removed, ['response.choices[0].delta.tool_calls[0].function.arguments']);
+    const { content } = foldMessages(await run(createMessagesStreamTranslator(messagesCall()), [input]));
+    assert.deepEqual(content, [
+      { type: 'tool_use', id: 'jm4owj31', name: 'Read', input: { file_path: '/a' } },
+      { type: 'text', text: 'and ' },
+      { type: 'tool_use', id: 'k2p9xq07', name: 'Bash', input: { command: 'ls' } },
+    ]);
+    const mapper = createMessagesStreamTranslator(messagesCall());
+    const seen: string[] = [];
+    mapper.on('data', (d: Buffer) => seen.push(d.toString('utf8')));
+    mapper.write(sse(chunk({ content: 'Hel' })));
+    await new Promise((r) => setImmediate(r));
+    assert.match(seen.join(''), /"text_delta","text":"Hel"/);
+    mapper.end(sse(chunk({}, 'stop'), 'data: [DONE]'));
+    await new Promise((r) => mapper.on('end', r).resume());
+  });
+
+  it('a provider sending a fresh id on each continuation delta, without a name: one call', async () => {
+    const c = messagesCall();
+    const { content } = foldMessages(await run(createMessagesStreamTranslator(c), [FRESH_IDS]));
+    assert.deepEqual(content, [{ type: 'tool_use', id: 'call_1', name: 'Read', input: { file_path: '/a' } }]);
+    assert.deepEqual(c.removed, []);
   });
 
   it('a single call still streams: its block and first fragment are out before the finish chunk', async () => {
@@ -233,6 +282,13 @@ describe('chat stream → Responses stream: parallel tool calls', () => {
       ]);
       assert.deepEqual(c.removed, []);
     }
+  });
+
+  it('a provider sending a fresh id on each continuation delta, without a name: one function_call item', async () => {
+    const { final } = foldResponses(responsesEvents(await run(createResponsesStreamTranslator(responsesCall()), [FRESH_IDS])));
+    assert.deepEqual(final.response.output.map((i: any) => [i.type, i.call_id, i.name, JSON.parse(i.arguments)]), [
+      ['function_call', 'call_1', 'Read', { file_path: '/a' }],
+    ]);
   });
 
   it('the non-streamed answer: several tool_calls without index are a function_call item each', () => {

@@ -9,16 +9,20 @@
  *    tool call, with the provider's id or `toolu_<request id>_<index>`, `input: {}`; argument fragments as
  *    `input_json_delta` `partial_json`, unparsed). A block of another kind closes the open one
  *    (`content_block_stop`); the finish chunk closes the last. A tool call is known by its `index` (by its position
- *    in the chunk when there is none), and a delta whose non-empty `id` differs from the id of the call under that
- *    key is another call: Gemini sends each parallel call whole in a chunk of its own, without index or with index 0
- *    for each (captures in THU-MAIC/OpenMAIC#1556, noho/dayu-agent#45). Anthropic's stream never interleaves blocks
- *    (no delta after a block's `content_block_stop`; Claude Code finalises a block there), while OpenAI's may
- *    interleave two calls' fragments by index. So one tool block streams at a time, once its name has arrived: a
- *    call that starts while another's block is open is held (its fragments kept) until that one can take no more,
- *    i.e. a call with a new id replaced it under its key (then the first held call streams in its turn), or the
+ *    in the chunk when there is none), and a delta carrying a `function.name` and a non-empty `id` other than the
+ *    call's under that key is another call (../shared/chat-tool-call-identity.ts): Gemini sends each parallel call
+ *    whole in a chunk of its own, without index or with index 0 for each (captures in THU-MAIC/OpenMAIC#1556,
+ *    noho/dayu-agent#45); an id alone does not, as some providers mint one per chunk. Anthropic's stream never
+ *    interleaves blocks (no delta after a block's `content_block_stop`; Claude Code finalises a block there), while
+ *    OpenAI's may interleave two calls' fragments by index. So one tool block streams at a time, once its name has
+ *    arrived: a call that starts while another's block is open is held (its fragments kept) until that one can take
+ *    no more, i.e. another call replaced it under its key (then the first held call streams in its turn), or the
  *    finish chunk or the end came (then the held calls are written whole, in order). A single call, and Gemini's
- *    calls, stream as they come; of OpenAI's parallel calls, the second and later arrive at the finish. Fragments
- *    for a call whose block has stopped (text came between) are recorded as removed.
+ *    calls, stream as they come; of OpenAI's parallel calls, the second and later arrive at the finish. Text or
+ *    reasoning arriving while a tool block is open (vLLM/Qwen send e.g. "\n" content between argument fragments)
+ *    does not stop it, since the call may get more fragments: it is kept, in order, and written as its own blocks
+ *    once that block stops (a new call replaced it, or the finish or the end came), before any held call. Only a
+ *    fragment after the finish, for a call whose block has stopped, is recorded as removed.
  * 3. Gemini thought signatures (tool calls' and the message's `extra_content.google.thought_signature`) arrive with
  *    the tool calls, after any reasoning: they are emitted last, in a `thinking` block of their own (empty text, a
  *    `signature_delta` with the carried signature, see ./carried-reasoning.ts), so the client sends them back.
@@ -34,6 +38,7 @@
  */
 import type { Transform } from 'node:stream';
 import { carryMessageSignature, carryToolCallSignature, encodeCarried, geminiThoughtSignature, isEmptyCarried, type CarriedReasoning } from '../shared/carried-reasoning.ts';
+import { isAnotherToolCall } from '../shared/chat-tool-call-identity.ts';
 import { partsText, reasoningText } from '../shared/openai-chat-answer.ts';
 import { ChatChunkSourceStream } from '../shared/openai-chat-chunk-source.ts';
 import { providerErrorText } from '../shared/provider-errors.ts';
@@ -48,7 +53,7 @@ interface ToolState {
   key: number;
   /** Its content block index; -1 until its block started. */
   block: number;
-  /** The provider's id, '' until one came: a different one under the same key is another call. */
+  /** The provider's first id, '' until one came: a different one with a name under the same key is another call. */
   providerId: string;
   /** The `tool_use` id, once the block started. */
   id: string;
@@ -69,6 +74,8 @@ class MessagesStream extends ChatChunkSourceStream {
   private readonly held: ToolState[] = [];
   /** The call whose block is the open one, or null. */
   private live: ToolState | null = null;
+  /** Reasoning and text that came while {@link live} was open, in order (consecutive ones of a kind merged). */
+  private readonly deferred: { kind: 'thinking' | 'text'; text: string }[] = [];
   private readonly carried: CarriedReasoning = {};
   private started = false;
   private nextBlock = 0;
@@ -124,29 +131,51 @@ class MessagesStream extends ChatChunkSourceStream {
   }
 
   private appendThinking(text: string): void {
+    if (this.live !== null) return this.defer('thinking', text);
     if (this.openBlock?.kind !== 'thinking') this.startBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
     this.delta(this.openBlock!.index, { type: 'thinking_delta', thinking: text });
   }
 
   private appendText(text: string): void {
+    if (this.live !== null) return this.defer('text', text);
     if (this.openBlock?.kind !== 'text') this.startBlock('text', { type: 'text', text: '' });
     this.delta(this.openBlock!.index, { type: 'text_delta', text });
+  }
+
+  /** Keeps reasoning or text that came while a tool block is open, for {@link flushDeferred}. */
+  private defer(kind: 'thinking' | 'text', text: string): void {
+    const last = this.deferred.at(-1);
+    if (last?.kind === kind) last.text += text;
+    else this.deferred.push({ kind, text });
+  }
+
+  /** Writes the kept reasoning and text as blocks of their own, once no tool block is open. */
+  private flushDeferred(): void {
+    for (const { kind, text } of this.deferred) {
+      if (kind === 'thinking') this.appendThinking(text);
+      else this.appendText(text);
+    }
+    this.deferred.length = 0;
   }
 
   private onToolDelta(tc: Record<string, unknown>, position: number): void {
     const key = Number.isInteger(tc.index) ? (tc.index as number) : position;
     const id = typeof tc.id === 'string' ? tc.id : '';
+    const fn = isRecord(tc.function) ? tc.function : {};
     let tool = this.tools.get(key);
-    if (!tool || (id !== '' && tool.providerId !== '' && id !== tool.providerId)) {
+    if (!tool || isAnotherToolCall(tool.providerId, id, fn)) {
       // The call it replaces under this key can take no more fragments: its block, if open, can stop.
-      if (tool !== undefined && tool === this.live) this.closeBlock();
+      if (tool !== undefined && tool === this.live) {
+        this.closeBlock();
+        this.flushDeferred();
+      }
       tool = { key, block: -1, providerId: '', id: '', name: '', pending: '', signature: undefined, closed: false };
       this.tools.set(key, tool);
       this.held.push(tool);
     }
-    const fn = isRecord(tc.function) ? tc.function : {};
     if (tool.block === -1) {
-      if (id !== '') tool.providerId = id;
+      // The first id stays the call's: a provider minting one per chunk does not rename it.
+      if (tool.providerId === '') tool.providerId = id;
       if (typeof fn.name === 'string' && fn.name !== '') tool.name = fn.name;
     }
     const sig = geminiThoughtSignature(tc);
@@ -178,9 +207,13 @@ class MessagesStream extends ChatChunkSourceStream {
     }
   }
 
-  /** No call takes more fragments (finish or end): the open block stops, then each held call is written whole, in order. */
+  /**
+   * No call takes more fragments (finish or end): the open block stops, the reasoning and text kept while it was open
+   * are written, then each held call whole, in order.
+   */
   private flushHeld(): void {
     this.closeBlock();
+    this.flushDeferred();
     for (const tool of this.held) {
       this.startTool(tool);
       this.closeBlock();

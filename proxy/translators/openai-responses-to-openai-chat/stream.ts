@@ -19,10 +19,11 @@
  *      `.done`), since the fragments are of the JSON arguments the tool's input is wrapped in.
  *    Reasoning or message output after another item closes it; tool calls stay open until the finish chunk (or other
  *    output), so fragments a provider interleaves between parallel calls all reach their items. A tool call is known
- *    by its `index` (by its position in the chunk when there is none), and a delta whose non-empty `id` differs from
- *    the id of the call under that key is another call: Gemini sends each parallel call whole in a chunk of its own,
- *    without index or with index 0 for each (captures in THU-MAIC/OpenMAIC#1556, noho/dayu-agent#45). When Gemini sent
- *    thought signatures, a last reasoning item without summary carries them in `encrypted_content`.
+ *    by its `index` (by its position in the chunk when there is none), and a delta carrying a `function.name` and a
+ *    non-empty `id` other than the call's under that key is another call (../shared/chat-tool-call-identity.ts):
+ *    Gemini sends each parallel call whole in a chunk of its own, without index or with index 0 for each (captures in
+ *    THU-MAIC/OpenMAIC#1556, noho/dayu-agent#45); an id alone does not, as some providers mint one per chunk. When
+ *    Gemini sent thought signatures, a last reasoning item without summary carries them in `encrypted_content`.
  * 3. `response.completed` (or `response.incomplete` for finish reason `length` / `content_filter`) with the whole
  *    response object and its usage, after `[DONE]` (or the end of the stream after a finish reason), since the usage
  *    chunk follows the finish chunk.
@@ -35,6 +36,7 @@
  */
 import type { Transform } from 'node:stream';
 import { carryMessageSignature, carryToolCallSignature, encodeCarried, geminiThoughtSignature, type CarriedReasoning } from '../shared/carried-reasoning.ts';
+import { isAnotherToolCall } from '../shared/chat-tool-call-identity.ts';
 import { partsText, reasoningText } from '../shared/openai-chat-answer.ts';
 import { ChatChunkSourceStream } from '../shared/openai-chat-chunk-source.ts';
 import { providerErrorText } from '../shared/provider-errors.ts';
@@ -67,7 +69,7 @@ interface ToolState {
   /** Its output index; -1 until its name has arrived and the item started. */
   index: number;
   id: string;
-  /** The provider's id, '' until one came: a different one under the same key is another call. */
+  /** The provider's first id, '' until one came: a different one with a name under the same key is another call. */
   providerId: string;
   name: string;
   origin: ToolOrigin;
@@ -229,16 +231,17 @@ class ResponsesStream extends ChatChunkSourceStream {
   private onToolDelta(tc: Record<string, unknown>, position: number): void {
     const key = Number.isInteger(tc.index) ? (tc.index as number) : position;
     const id = typeof tc.id === 'string' ? tc.id : '';
+    const fn = isRecord(tc.function) ? tc.function : {};
     let tool = this.tools.get(key);
-    if (!tool || (id !== '' && tool.providerId !== '' && id !== tool.providerId)) {
+    if (!tool || isAnotherToolCall(tool.providerId, id, fn)) {
       // A replaced call whose name never came leaves the map: its item starts now, as it would at the finish.
       if (tool !== undefined && tool.index === -1) this.startTool(tool, key);
       tool = { index: -1, id: '', providerId: '', name: '', origin: { name: '' }, callId: '', args: '', pending: '', signature: undefined, closed: false };
       this.tools.set(key, tool);
     }
-    const fn = isRecord(tc.function) ? tc.function : {};
     if (tool.index === -1) {
-      if (id !== '') tool.providerId = id;
+      // The first id stays the call's: a provider minting one per chunk does not rename it.
+      if (tool.providerId === '') tool.providerId = id;
       if (typeof fn.name === 'string' && fn.name !== '') tool.name = fn.name;
     }
     const signature = geminiThoughtSignature(tc);
