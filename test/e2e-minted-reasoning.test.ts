@@ -11,10 +11,15 @@
  *   on OpenAI, arrives without the gateway's reasoning item;
  * - a Messages request to Anthropic and to Bedrock's Claude carrying the gateway's thinking blocks
  *   (`gateway-reasoning:` or empty signature) arrives without them; Anthropic's own block is kept;
- * - `GET`/`DELETE /v1/responses/<a minted id>` not in the store: OpenAI's 404, nothing sent upstream;
+ * - Claude Code's tool loop failing over to Anthropic with `thinking` enabled: the gateway's block in the
+ *   final assistant message is removed and so is `thinking` (Anthropic requires that message to start with
+ *   a thinking block when it is enabled), both named; Anthropic's own leading block keeps `thinking`;
+ * - `GET`/`DELETE /v1/responses/<a minted id>` not in the store: OpenAI's 404, nothing sent upstream; an id
+ *   of OpenAI's or Azure's form of the same length goes to OpenAI;
  * - count_tokens answers carry `Svc-Id` (the access log's id), and README says such requests are not logged.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
@@ -123,11 +128,64 @@ describe('the gateway’s thinking blocks never reach Anthropic', () => {
   }
 });
 
+describe('a tool loop failing over to Anthropic with thinking enabled', () => {
+  // Claude Code's turn after a translated provider's tool call: Anthropic requires the final assistant
+  // message to start with a thinking block when `thinking` is enabled, so removing the gateway's block
+  // there removes `thinking` too (else Anthropic answers 400).
+  const messages = [
+    { role: 'user', content: 'Weather in Paris?' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'gemini thought', signature: CARRIER },
+        { type: 'tool_use', id: 'toolu_01', name: 'weather', input: { city: 'Paris' } },
+      ],
+    },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content: 'sunny' }] },
+  ];
+  for (const thinking of [{ type: 'enabled', budget_tokens: 1024 }, { type: 'adaptive' }]) {
+    test(`thinking ${thinking.type}: the block and \`thinking\` removed, both named`, async () => {
+      const res = await post('/ai/v1/messages', { model: 'anthropic/claude-sonnet-4-5', max_tokens: 2048, thinking, messages });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.arrayBuffer();
+      assert.equal(res.headers.get('svc-removed-members'), 'messages[1].content[0], thinking');
+      const sent = (await upstream()).at(-1);
+      assert.equal(sent.url, '/v1/messages');
+      assert.equal(sent.body.thinking, undefined);
+      assert.deepEqual(sent.body.messages, [messages[0], { role: 'assistant', content: [messages[1]!.content[1]] }, messages[2]]);
+    });
+  }
+
+  test('a later step of that loop (Anthropic’s tool_use without thinking): `thinking` removed too', async () => {
+    const step = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_02', name: 'weather', input: { city: 'Lyon' } }] };
+    const answer = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_02', content: 'rain' }] };
+    const res = await post('/ai/v1/messages', { model: 'anthropic/claude-sonnet-4-5', max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [...messages, step, answer] });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.arrayBuffer();
+    assert.equal(res.headers.get('svc-removed-members'), 'messages[1].content[0], thinking');
+    assert.equal((await upstream()).at(-1).body.thinking, undefined);
+  });
+
+  test('a final assistant message still led by Anthropic’s own thinking block keeps `thinking`', async () => {
+    const own = { type: 'thinking', thinking: 'claude thought', signature: 'EqQBCkYIBxgCKkBAnthropicSigned' };
+    const turn = { role: 'assistant', content: [own, ...messages[1]!.content as object[]] };
+    const thinking = { type: 'enabled', budget_tokens: 1024 };
+    const res = await post('/ai/v1/messages', { model: 'anthropic/claude-sonnet-4-5', max_tokens: 2048, thinking, messages: [messages[0], turn, messages[2]] });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.arrayBuffer();
+    assert.equal(res.headers.get('svc-removed-members'), 'messages[1].content[1]');
+    const sent = (await upstream()).at(-1);
+    assert.deepEqual(sent.body.thinking, thinking);
+    assert.deepEqual(sent.body.messages[1].content, [own, messages[1]!.content[1]]);
+  });
+});
+
 describe('stored-response calls on an id the gateway minted', () => {
   for (const method of ['GET', 'DELETE']) {
     test(`${method}: OpenAI's 404 from the gateway, nothing sent to OpenAI`, async () => {
       const before = (await upstream()).length;
-      const id = `resp_${HEX}`;
+      // The gateway's form: its request id, a UUID v4, without dashes.
+      const id = `resp_${randomUUID().replace(/-/g, '')}`;
       const res = await fetch(`${stack.gatewayUrl}/v1/responses/${id}`, { method, headers: { authorization: `Bearer ${stack.apiKey}` } });
       assert.equal(res.status, 404);
       const body = (await res.json()) as { error: { message: string; type: string } };
@@ -136,6 +194,19 @@ describe('stored-response calls on an id the gateway minted', () => {
       assert.equal((await upstream()).length, before);
     });
   }
+});
+
+describe('stored-response calls on a provider’s id of the same length', () => {
+  // Azure's documented ids of the Responses API's first months were `resp_` and 32 hex
+  // (learn.microsoft.com, Azure OpenAI "Responses API"): such an id is the provider's to answer.
+  test('GET resp_67cb32528d6881909eb2859a55e18a85 goes to OpenAI', async () => {
+    const id = 'resp_67cb32528d6881909eb2859a55e18a85';
+    const res = await fetch(`${stack.gatewayUrl}/v1/responses/${id}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+    await res.arrayBuffer();
+    const sent = (await upstream()).at(-1);
+    assert.equal(sent.url, `/v1/responses/${id}`);
+    assert.equal(sent.method, 'GET');
+  });
 });
 
 describe('count_tokens and Svc-Id', () => {

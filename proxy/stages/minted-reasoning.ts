@@ -15,15 +15,18 @@
  * So those items and blocks are removed there, each recorded in the removed members (`Svc-Removed-Members`) as the
  * client sent it: `input[3]`, `messages[1].content[0]` (`messages[1]` when nothing else was in the message: Anthropic
  * refuses an empty content and joins adjacent turns of one role), and `previous_response_id.input[k]` for an item
- * the gateway put in from a conversation it made (k its place there). The provider's own items and blocks (OpenAI's
+ * the gateway put in from a conversation it made (k its place there). When a removed block led the assistant
+ * message a trailing `tool_result` answers and `thinking` is enabled, `thinking` is removed too (recorded as
+ * `thinking`): Anthropic requires that message to start with a thinking block (see `losesLeadingThinking`). The provider's own items and blocks (OpenAI's
  * `rs_<hex>` ids, Anthropic's signatures, `redacted_thinking`) go as they are; translated providers get everything
  * (their translators read the gateway's items).
  *
  * Cost on the passthrough path: the binding's dialect and wire format compared; then, for a Responses or Messages
- * request to those providers, a byte search of the raw body for the gateway's marks (Responses: `"rs_` followed by
- * 32 characters and `_`, and `gateway-reasoning:`; Messages: each `"signature"` followed by `""` or
- * `"gateway-reasoning:`), before anything is walked; a body the gateway rebuilt (another `input` or `messages` array
- * than the client's) is walked at once. Only a body holding such an item is copied and serialized again.
+ * request to those providers, a byte search of the raw body for the gateway's marks (Responses: `gateway-reasoning:`,
+ * and only when absent each `"rs_` followed by 32 characters and `_`; Messages: each `"signature"` followed by `""`
+ * or `"gateway-reasoning:`), before anything is walked; a body the gateway rebuilt (another `input` or `messages`
+ * array than the client's) is walked at once. Nothing is allocated unless an item is removed; only a body holding
+ * such an item is copied and serialized again.
  * Sources: OpenAI API reference, "Responses" → "Create a model response" (`input` reasoning items, `store`),
  * the recorded 404 in the issue this answers; https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking
  * ("Thinking encryption": the signature is verified when blocks are passed back).
@@ -50,12 +53,17 @@ function firstParty(binding: ProviderBinding): 'responses' | 'messages' | null {
   return null;
 }
 
-/** True when `raw` may hold a reasoning item the gateway made (its id, or its carrier). */
+/**
+ * True when `raw` may hold a reasoning item the gateway made (its carrier, or its id). The carrier is looked for
+ * first: a body holding one is walked without the id scan. Both are needed: Codex sends reasoning items back
+ * without their id (carrier only), and item references carry the id only; neither has a mark the other has.
+ */
 function mayHoldMadeItem(raw: Buffer): boolean {
+  if (raw.indexOf(CARRIER) >= 0) return true;
   for (let at = raw.indexOf(RS_ID); at >= 0; at = raw.indexOf(RS_ID, at + RS_ID.length)) {
     if (raw[at + MADE_ID_UNDERSCORE] === 0x5f) return true;
   }
-  return raw.indexOf(CARRIER) >= 0;
+  return false;
 }
 
 /** True when `raw` may hold a thinking block the gateway made: a `"signature"` whose value is `""` or its carrier. */
@@ -95,28 +103,33 @@ function historyLength(body: Json, client: Json): number {
   return body.input.length - (Array.isArray(own) ? own.length : typeof own === 'string' ? 1 : 0);
 }
 
-/** `body.input` without the gateway's reasoning items, their paths pushed to `removed`; false when it had none. */
-function dropItems(body: Json, client: Json, removed: string[]): boolean {
+/** `body.input` without the gateway's reasoning items; their paths, or null (nothing allocated) when it had none. */
+function dropItems(body: Json, client: Json): string[] | null {
   const input = body.input as unknown[];
   const history = historyLength(body, client);
   let kept: unknown[] | null = null;
+  let removed: string[] | null = null;
   for (let i = 0; i < input.length; i++) {
     if (!isMadeItem(input[i])) {
       kept?.push(input[i]);
       continue;
     }
     kept ??= input.slice(0, i);
-    removed.push(i < history ? `previous_response_id.input[${i}]` : `input[${i - history}]`);
+    (removed ??= []).push(i < history ? `previous_response_id.input[${i}]` : `input[${i - history}]`);
   }
-  if (kept === null) return false;
-  body.input = kept;
-  return true;
+  if (kept !== null) body.input = kept;
+  return removed;
 }
 
-/** `body.messages` without the gateway's thinking blocks (a message left empty without itself), paths pushed to `removed`; false when it had none. */
-function dropBlocks(body: Json, removed: string[]): boolean {
+/**
+ * `body.messages` without the gateway's thinking blocks (a message left empty without itself), and without
+ * `thinking` when Anthropic would then refuse it (see {@link losesLeadingThinking}); the removed paths, or null
+ * (nothing allocated) when it had none.
+ */
+function dropBlocks(body: Json): string[] | null {
   const messages = body.messages as unknown[];
   let kept: unknown[] | null = null;
+  let removed: string[] | null = null;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as Json | null;
     const content = m !== null && typeof m === 'object' && Array.isArray(m.content) ? (m.content as unknown[]) : null;
@@ -125,17 +138,65 @@ function dropBlocks(body: Json, removed: string[]): boolean {
       continue;
     }
     kept ??= messages.slice(0, i);
+    removed ??= [];
     const blocks = content.filter((b) => !isMadeBlock(b));
     if (blocks.length === 0) {
       removed.push(`messages[${i}]`);
       continue;
     }
-    content.forEach((b, j) => isMadeBlock(b) && removed.push(`messages[${i}].content[${j}]`));
+    content.forEach((b, j) => isMadeBlock(b) && removed!.push(`messages[${i}].content[${j}]`));
     kept.push({ ...m, content: blocks });
   }
-  if (kept === null) return false;
+  if (kept === null || removed === null) return null;
+  if (thinkingOn(body.thinking) && losesLeadingThinking(messages)) {
+    delete body.thinking;
+    removed.push('thinking');
+  }
   body.messages = kept;
-  return true;
+  return removed;
+}
+
+/** True for `thinking` that Anthropic checks the tool loop's blocks for: `{"type": "enabled" | "adaptive", …}`. */
+function thinkingOn(thinking: unknown): boolean {
+  if (thinking === null || typeof thinking !== 'object') return false;
+  const type = (thinking as Json).type;
+  return type === 'enabled' || type === 'adaptive';
+}
+
+/** True for a block Anthropic takes as the start of a thinking turn (`thinking` or `redacted_thinking`). */
+function isThinkingBlock(block: unknown): boolean {
+  if (block === null || typeof block !== 'object') return false;
+  const type = (block as Json).type;
+  return type === 'thinking' || type === 'redacted_thinking';
+}
+
+/** True for a user message holding a `tool_result` block (a step of a tool loop). */
+function isToolResults(m: Json | null | undefined): boolean {
+  if (m == null || m.role !== 'user' || !Array.isArray(m.content)) return false;
+  return (m.content as unknown[]).some((b) => b !== null && typeof b === 'object' && (b as Json).type === 'tool_result');
+}
+
+/**
+ * True when `messages` (as the client sent them) end in a tool loop (assistant messages each answered by a user's
+ * `tool_result`) in which the gateway's blocks were, and whose final assistant message starts, once they are gone,
+ * with something else than a thinking block. Anthropic refuses that when `thinking` is enabled ("a final assistant
+ * message must start with a thinking block", 400): exactly Claude Code failing over from Gemini or DeepSeek to
+ * Anthropic mid tool loop (and its next steps, whose assistant messages Anthropic wrote without thinking). Without
+ * `thinking` Anthropic takes it, so `thinking` is removed for such a request (the gateway cannot sign a block); once
+ * a user's own message closes the loop, `thinking` goes again. Source:
+ * https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking ("Extended thinking with tool use").
+ */
+function losesLeadingThinking(messages: unknown[]): boolean {
+  const final = messages[messages.length - 2] as Json | null | undefined;
+  if (final == null || final.role !== 'assistant' || !Array.isArray(final.content)) return false;
+  const first = (final.content as unknown[]).find((b) => !isMadeBlock(b));
+  if (isThinkingBlock(first)) return false;
+  for (let i = messages.length - 1; i >= 1 && isToolResults(messages[i] as Json | null); i -= 2) {
+    const turn = messages[i - 1] as Json | null;
+    if (turn === null || typeof turn !== 'object' || turn.role !== 'assistant' || !Array.isArray(turn.content)) return false;
+    if ((turn.content as unknown[]).some(isMadeBlock)) return true;
+  }
+  return false;
 }
 
 /**
@@ -150,13 +211,12 @@ export function withoutMadeReasoning(ctx: RequestContext, body: Json): string[] 
   if (target === null) return null;
   const client = ctx.clientBody as unknown as Json;
   const raw = ctx.rawBody;
-  const removed: string[] = [];
   if (target === 'responses') {
     if (!Array.isArray(body.input)) return null;
     if (body.input === client.input && (raw === null || !mayHoldMadeItem(raw))) return null;
-    return dropItems(body, client, removed) ? removed : null;
+    return dropItems(body, client);
   }
   if (!Array.isArray(body.messages)) return null;
   if (body.messages === client.messages && (raw === null || !mayHoldMadeBlock(raw))) return null;
-  return dropBlocks(body, removed) ? removed : null;
+  return dropBlocks(body);
 }

@@ -10,7 +10,7 @@
  * - a response another organization's key made or relayed is a 404, as an unknown one is: an
  *   organization never reads another's responses, even through the provider with the gateway's key;
  * - a response a provider made and keeps (relayed to this organization) goes to that provider;
- * - an id of the gateway's form (`resp_<32 hex>`, ../translators/openai-responses-to-openai-chat/output.ts)
+ * - an id of the gateway's form (`resp_<UUID v4 hex>`, ../translators/openai-responses-to-openai-chat/output.ts)
  *   that the store does not know (made with `store: false`, evicted, or deleted) is OpenAI's 404 from the
  *   gateway: no provider ever had it, so it does not go to OpenAI with the gateway's key;
  * - any other id the store does not know goes to the provider the request names in `Svc-Provider`, else on
@@ -36,8 +36,16 @@ import { ownEntry, type MadeEntry, type StoredEntry } from '../response-store/in
 import { forward } from './forward.ts';
 
 const EMPTY = Buffer.alloc(0);
-/** A response id the gateway gives (`resp_` and its request id's 32 hex digits); OpenAI's are longer. */
-const MINTED_ID = /^resp_[0-9a-f]{32}$/;
+/**
+ * A response id the gateway gives: `resp_` and its request id (a UUID v4, ../pipeline/context.ts) without dashes,
+ * so hex digit 12 is the version `4` and digit 16 the variant (`8`–`b`). The length alone could collide: OpenAI's
+ * ids are 48 or 50 hex digits (recorded: test/fixtures/providers/openai/responses-*.json, e.g.
+ * `resp_68c42d0fb418819dbfa579f69406b49508fbf9b1584184ff`), but Azure's documented ones of the Responses API's
+ * first months are 32 (`resp_67cb32528d6881909eb2859a55e18a85`, learn.microsoft.com, Azure OpenAI "Responses
+ * API"). Those and OpenAI's 48-digit ids start with a Unix time in seconds, 4 hex digits and `81`, so their digit
+ * 12 is `8` (every recorded and documented one), never the gateway's `4`: such an id goes to the provider.
+ */
+const MINTED_ID = /^resp_[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/;
 
 /** 404 for a response this organization cannot see (OpenAI's message for an unknown id). */
 function notFound(id: string): GatewayError {
