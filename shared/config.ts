@@ -76,20 +76,23 @@ const Duration = define<string | number>('duration', (value) => checkDuration(va
 /** A {@link Duration} a timer waits (a timeout, an interval, a retry delay): at most {@link MAX_TIMER_MS}. */
 const TimerDuration = define<string | number>('timer duration', (value) => checkDuration(value, MAX_TIMER_MS));
 
-/** An absolute `http:` or `https:` URL (a provider's base URL, which request paths are appended to). */
-const HttpUrl = define<string>('http url', (value) => {
+/** Why `value` is not an absolute URL of one of `protocols` (`example` shows one), or true when it is one. */
+function checkUrl(value: unknown, protocols: readonly string[], example: string): true | string {
   const url = typeof value === 'string' && URL.canParse(value) ? new URL(value) : null;
-  return url && (url.protocol === 'http:' || url.protocol === 'https:')
+  return url && protocols.includes(url.protocol)
     ? true
-    : `expected an absolute http: or https: URL such as "https://api.example.com/v1", got ${JSON.stringify(value)}`;
-});
+    : `expected an absolute ${protocols.join(' or ')} URL such as "${example}", got ${JSON.stringify(value)}`;
+}
 
-/** Why `value` is not a WebSocket URL (`ws:` or `wss:`), or true when it is one. */
+/** An absolute `http:` or `https:` URL (a provider's base URL, which request paths are appended to). */
+const HttpUrl = define<string>('http url', (value) => checkUrl(value, ['http:', 'https:'], 'https://api.example.com/v1'));
+
+/**
+ * Why `value` is not a control-plane URL, or true when it is one: `ws:` or `wss:`, and `http:` or `https:`, which
+ * the `ws` client accepts as the same (configurations written so kept starting).
+ */
 function checkWsUrl(value: unknown): true | string {
-  const url = typeof value === 'string' && URL.canParse(value) ? new URL(value) : null;
-  return url && (url.protocol === 'ws:' || url.protocol === 'wss:')
-    ? true
-    : `expected a ws: or wss: URL such as "ws://127.0.0.1:8585/v1/control-plane", got ${JSON.stringify(value)}`;
+  return checkUrl(value, ['ws:', 'wss:', 'http:', 'https:'], 'ws://127.0.0.1:8585/v1/control-plane');
 }
 
 /** admin's control-plane WebSocket URL. */

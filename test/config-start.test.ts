@@ -40,7 +40,7 @@ const observability = { svc: { features: 'observability' } };
 const withKey = { SVC_CONTROL_PLANE_API_KEY: 'svc-test-key' };
 
 for (const [name, config, message] of [
-  ['control-plane.url "garbage"', { ...observability, 'control-plane': { url: 'garbage' } }, /proxy: invalid configuration: .*control-plane\.url: expected a ws: or wss: URL/],
+  ['control-plane.url "garbage"', { ...observability, 'control-plane': { url: 'garbage' } }, /proxy: invalid configuration: .*control-plane\.url: expected an absolute ws: or wss:/],
   ['control-plane.ca-file missing', { ...observability, 'control-plane': { url: 'wss://127.0.0.1:1/v1/control-plane', 'ca-file': '/nonexistent/ca.pem' } }, /proxy: invalid configuration: control-plane\.ca-file: cannot read \/nonexistent\/ca\.pem/],
   ['control-plane.ca-file not a certificate', { ...observability, 'control-plane': { url: 'wss://127.0.0.1:1/v1/control-plane', 'ca-file': fileURLToPath(import.meta.url) } }, /proxy: invalid configuration: control-plane\.ca-file: .* holds no PEM certificate/],
   ['providers.openai.base-url without a scheme', { svc: { features: 'none' }, providers: { openai: { 'base-url': '127.0.0.1:18393/v1' } } }, /proxy: invalid configuration: .*providers\.openai\.base-url/],

@@ -64,12 +64,14 @@ test('providers.<p>.base-url must be an absolute http: or https: URL', () => {
   assert.equal(buildConfig({ providers: { ollama: { 'base-url': 'https://ollama.internal:443/v1' } } }, {}).providers.ollama.baseUrl, 'https://ollama.internal:443/v1');
 });
 
-test('control-plane.url must be a ws: or wss: URL, from the file or SVC_CONTROL_PLANE_URL', () => {
-  for (const url of ['garbage', 'http://127.0.0.1:8585/v1/control-plane', '127.0.0.1:8585']) {
-    bad({ 'control-plane': { url } }, /^gateway\.yaml: control-plane\.url: expected a ws: or wss: URL/);
+test('control-plane.url must be a ws:, wss: (or http:, https:, which the ws client takes as the same) URL, from the file or SVC_CONTROL_PLANE_URL', () => {
+  for (const url of ['garbage', 'ftp://127.0.0.1:8585/v1/control-plane', '127.0.0.1:8585']) {
+    bad({ 'control-plane': { url } }, /^gateway\.yaml: control-plane\.url: expected an absolute ws: or wss: or http: or https: URL/);
   }
-  assert.throws(() => buildConfig({}, { SVC_CONTROL_PLANE_URL: 'garbage' }), (e: unknown) => e instanceof ConfigError && /SVC_CONTROL_PLANE_URL: expected a ws: or wss: URL/.test(e.message));
+  assert.throws(() => buildConfig({}, { SVC_CONTROL_PLANE_URL: 'garbage' }), (e: unknown) => e instanceof ConfigError && /SVC_CONTROL_PLANE_URL: expected an absolute ws: or wss:/.test(e.message));
   assert.equal(buildConfig({ 'control-plane': { url: 'wss://admin.internal/v1/control-plane' } }, {}).controlPlane.url, 'wss://admin.internal/v1/control-plane');
+  // Accepted before these checks existed, and by the ws client: kept.
+  assert.equal(buildConfig({ 'control-plane': { url: 'http://127.0.0.1:8585/v1/control-plane' } }, {}).controlPlane.url, 'http://127.0.0.1:8585/v1/control-plane');
 });
 
 test('a model-mappings target names a known provider as <provider>/<model>', () => {

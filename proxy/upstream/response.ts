@@ -143,7 +143,8 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
  */
 function addGatewayHeaders(ctx: RequestContext, list: string[]): string[] {
   const rl = ctx.rateLimitHeaders;
-  if (rl !== null) withoutOwnNames(list, rl);
+  // `{}` (no bucket: policy none, fail-open) replaces nothing, so the provider's headers are not walked.
+  if (rl !== null && rl['x-ratelimit-limit'] !== undefined) withoutOwnNames(list, rl);
   list.push('svc-id', ctx.id, 'svc-provider', ctx.provider!);
   if (ctx.cache !== null) list.push('svc-cache', 'MISS');
   const removed = removedMembersHeader(ctx.call?.removed);
