@@ -3,11 +3,19 @@
  * limit of one request per hour (in-memory store): such requests share no per-user bucket (before the
  * fix every `Svc-User-Id: ""` caller shared the bucket `global-user` of the user ""), and the log
  * record's user id is null, as without the header. A real user id is still limited and logged.
+ *
+ * Per-user buckets belong to an organization: two gateways of two organizations on one Redis (the
+ * real one at 127.0.0.1:6379, default prefix `svc:rl:`, user ids made for this run, their keys
+ * deleted afterwards) keep the same `Svc-User-Id` apart (before the fix organization A exhausting
+ * `alice` got organization B's first request a 429 `global-user`).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { defaultConfig, fetchRecord, startStack, type Stack } from './support/stack.ts';
+import { Redis } from 'ioredis';
+import { createOrganization } from '../admin/organizations.ts';
+import { createApiKey } from '../admin/resources/api-keys/store.ts';
+import { defaultConfig, fetchRecord, PROVIDER_KEYS, startLinkedProxy, startStack, stopProcess, writeConfig, type Stack } from './support/stack.ts';
 
 const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'What is the capital of France?' }] };
 
@@ -22,16 +30,20 @@ after(async () => {
   await stack?.stop();
 });
 
-/** POSTs a chat completion with `Svc-User-Id: userId`; the answer's status, `RateLimit` policy name and request id. */
-async function post(userId: string): Promise<{ status: number; policy: string | undefined; id: string }> {
-  const res = await fetch(`${stack.gatewayUrl}/ai/chat/completions`, {
+/**
+ * POSTs a chat completion with `Svc-User-Id: userId` (to the stack's gateway with its key unless
+ * told); the answer's status, `RateLimit` policy name and remaining count, and request id.
+ */
+async function post(userId: string, gatewayUrl = stack.gatewayUrl, apiKey = stack.apiKey): Promise<{ status: number; policy: string | undefined; remaining: string | undefined; id: string }> {
+  const res = await fetch(`${gatewayUrl}/ai/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json', 'svc-user-id': userId },
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'svc-user-id': userId },
     body: JSON.stringify(CHAT),
     signal: AbortSignal.timeout(10_000),
   });
   await res.arrayBuffer();
-  return { status: res.status, policy: /^"([^"]+)"/.exec(res.headers.get('ratelimit') ?? '')?.[1], id: res.headers.get('svc-id')! };
+  const rl = /^"([^"]+)";r=(\d+)/.exec(res.headers.get('ratelimit') ?? '');
+  return { status: res.status, policy: rl?.[1], remaining: rl?.[2], id: res.headers.get('svc-id')! };
 }
 
 test('Svc-User-Id "" or only whitespace: no per-user bucket, and no user in the record', async () => {
@@ -56,4 +68,45 @@ test('a real user id is limited (one per hour) and logged as sent', async () => 
   assert.equal(second.status, 429);
   assert.equal(second.policy, 'global-user');
   assert.equal((await fetchRecord(stack, first.id)).request_user_id, user);
+});
+
+test('two organizations on one Redis: the same Svc-User-Id is two users', async () => {
+  const run = randomBytes(6).toString('hex');
+  const user = `alice-${run}`;
+  const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {});
+  await redis.connect(); // rejects, failing the test, when Redis is unreachable
+  const config = writeConfig({
+    ...defaultConfig(stack.stubUrl),
+    global: { 'rate-limit': { 'per-user': { capacity: 4, 'refill-frequency': '1h' } } },
+    'rate-limit-store': { type: 'redis', url: 'redis://127.0.0.1:6379', timeout: '1s' },
+  });
+  const orgB = await createOrganization(stack.db.sql, `rate limit ${run}`);
+  const keyB = await createApiKey(stack.db.sql, orgB, 'org B');
+  const [gatewayA, gatewayB] = await Promise.all([
+    startLinkedProxy({ adminPort: stack.admin.port, apiKey: stack.apiKey, configFile: config, env: PROVIDER_KEYS }),
+    startLinkedProxy({ adminPort: stack.admin.port, apiKey: keyB.key, configFile: config, env: PROVIDER_KEYS }),
+  ]);
+  try {
+    for (let i = 0; i < 4; i++) assert.equal((await post(user, gatewayA.url)).status, 200, `org A request ${i + 1}`);
+    const deniedA = await post(user, gatewayA.url);
+    assert.equal(deniedA.status, 429);
+    assert.equal(deniedA.policy, 'global-user');
+    const firstB = await post(user, gatewayB.url, keyB.key);
+    assert.equal(firstB.status, 200, "org B's first request for the same user id");
+    assert.equal(firstB.policy, 'global-user');
+    assert.equal(firstB.remaining, '3');
+  } finally {
+    await stopProcess(gatewayA);
+    await stopProcess(gatewayB);
+    const mine: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', 'svc:rl:*', 'COUNT', 1000);
+      cursor = next;
+      for (const k of keys) if (k.includes(run)) mine.push(k);
+    } while (cursor !== '0');
+    if (mine.length) await redis.del(...mine);
+    await redis.quit();
+  }
 });

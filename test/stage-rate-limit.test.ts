@@ -58,3 +58,18 @@ test('an empty or blank Svc-User-Id is no user: no shared per-user bucket, no us
   assert.equal(userIdOf('user-c'), 'user-c');
   assert.equal(userIdOf(null), null);
 });
+
+test("per-user buckets belong to the key's organization: the same Svc-User-Id in two organizations is two users", () => {
+  const withKey = (organizationId: string) => {
+    const ctx = makeContext(gw, { headers: { 'Svc-User-Id': 'alice' } });
+    ctx.key = { hash: `hash-${organizationId}`, keyId: `key-${organizationId}`, organizationId };
+    ctx.keyHash = ctx.key.hash;
+    return ctx;
+  };
+  rateLimit(withKey('org-a'));
+  rateLimit(withKey('org-a'));
+  assert.throws(() => rateLimit(withKey('org-a')), (e: unknown) => e instanceof GatewayError && e.status === 429);
+  const other = withKey('org-b');
+  rateLimit(other);
+  assert.equal(other.rateLimitHeaders?.['x-ratelimit-remaining'], '1', "org B's alice starts full");
+});

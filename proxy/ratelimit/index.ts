@@ -5,8 +5,12 @@
  * A request is admitted only if every applicable bucket admits it, and a request denied by any bucket
  * consumes from none (check all, then commit all; one Lua script on Redis).
  *
- * Bucket keys: `<prefix>global:key:<apiKeyHash>`, `<prefix>global:user:<userId>`,
- * `<prefix>router:<name>:key:<apiKeyHash>`, `<prefix>router:<name>:user:<userId>`; prefix `svc:rl:`.
+ * Bucket keys: `<prefix>global:key:<apiKeyHash>`, `<prefix>global:user:<organizationId>:<userId>`,
+ * `<prefix>router:<name>:key:<apiKeyHash>`, `<prefix>router:<name>:user:<organizationId>:<userId>`;
+ * prefix `svc:rl:`. A user id is the client's `Svc-User-Id`, so the same id in two organizations is
+ * two users: the organization is part of the key (it is the server's id, never the client's, and
+ * has no ':', so no user id can reach into another organization's keys). An API key's hash is
+ * unique across organizations (`api_key.key_hash` is unique), so it needs none.
  */
 import { createHash } from 'node:crypto';
 import type { GatewayConfig, GcraLimit, RateLimitLevel } from '../../shared/config.ts';
@@ -22,6 +26,8 @@ export type { Bucket, RateLimitStore } from './store.ts';
 
 /**
  * What a request is limited by.
+ * - `organizationId`: the organization of the caller's API key (`''` without keys: one tenant); part
+ *   of every per-user bucket key.
  * - `apiKeyHash`: the hash of the caller's API key; `null` skips the per-api-key levels.
  * - `userId`: the `Svc-User-Id` header value; `null` skips the per-user levels. Values longer than
  *   128 characters are keyed by their SHA-256, so bucket keys stay short.
@@ -30,6 +36,7 @@ export type { Bucket, RateLimitStore } from './store.ts';
  * - `cost`: the request's weight in cells, default 1 (finite, ≥ 0).
  */
 export interface RateLimitRequest {
+  organizationId: string;
   apiKeyHash: string | null;
   userId: string | null;
   router: string | null;
@@ -118,9 +125,12 @@ const NO_LIMIT: RateLimitDecision = Object.freeze({
   policy: 'none',
 }) as RateLimitDecision;
 
+/** One level's limits, with its key prefixes and policy names built once, not per request. */
 interface LevelPlan {
-  name: string; // key segment: `global` or `router:<name>`
-  policy: string; // policy prefix: `global` or `router-<name>`
+  keyPrefix: string; // `<prefix><level>:key:`, followed by the key hash
+  userPrefix: string; // `<prefix><level>:user:`, followed by `<organizationId>:<userId>`
+  keyPolicy: string; // `global-api-key` or `router-<name>-api-key`
+  userPolicy: string; // `global-user` or `router-<name>-user`
   perApiKey: GcraLimit | null;
   perUser: GcraLimit | null;
 }
@@ -129,8 +139,27 @@ function hasLimits(level: RateLimitLevel): boolean {
   return level.perApiKey !== null || level.perUser !== null;
 }
 
-function plan(name: string, policy: string, level: RateLimitLevel): LevelPlan | null {
-  return hasLimits(level) ? { name, policy, perApiKey: level.perApiKey, perUser: level.perUser } : null;
+/** The plan of a level (`name`: `global` or `router:<name>`; `policy`: `global` or `router-<name>`), null without limits. */
+function plan(prefix: string, name: string, policy: string, level: RateLimitLevel): LevelPlan | null {
+  if (!hasLimits(level)) return null;
+  return {
+    keyPrefix: `${prefix}${name}:key:`,
+    userPrefix: `${prefix}${name}:user:`,
+    keyPolicy: `${policy}-api-key`,
+    userPolicy: `${policy}-user`,
+    perApiKey: level.perApiKey,
+    perUser: level.perUser,
+  };
+}
+
+/**
+ * Appends a level's buckets to `buckets`: per API key when it has a hash, per user when `userKey`
+ * (`<organizationId>:<userId>`, built once per request) is not null.
+ */
+function addLevel(buckets: Bucket[], p: LevelPlan | null | undefined, apiKeyHash: string | null, userKey: string | null): void {
+  if (!p) return;
+  if (p.perApiKey && apiKeyHash !== null) buckets.push({ key: p.keyPrefix + apiKeyHash, limit: p.perApiKey, policy: p.keyPolicy });
+  if (p.perUser && userKey !== null) buckets.push({ key: p.userPrefix + userKey, limit: p.perUser, policy: p.userPolicy });
 }
 
 function safeId(id: string): string {
@@ -181,10 +210,10 @@ export function createRateLimiter(config: GatewayConfig, deps: RateLimiterDeps =
   const rl = config.rateLimit;
   const prefix = deps.keyPrefix ?? 'svc:rl:';
   const clock = deps.clock ?? Date.now;
-  const globalPlan = plan('global', 'global', rl.global);
+  const globalPlan = plan(prefix, 'global', 'global', rl.global);
   const routerPlans = new Map<string, LevelPlan>();
   for (const [name, router] of Object.entries(config.routers)) {
-    const p = plan(`router:${name}`, `router-${name}`, router.rateLimit);
+    const p = plan(prefix, `router:${name}`, `router-${name}`, router.rateLimit);
     if (p) routerPlans.set(name, p);
   }
   if (!globalPlan && routerPlans.size === 0) return null;
@@ -216,18 +245,10 @@ export function createRateLimiter(config: GatewayConfig, deps: RateLimiterDeps =
 
   const bucketsOf = (req: RateLimitRequest): Bucket[] => {
     const buckets: Bucket[] = [];
-    const userId = req.userId === null ? null : safeId(req.userId);
-    const add = (p: LevelPlan | null | undefined) => {
-      if (!p) return;
-      if (p.perApiKey && req.apiKeyHash !== null) {
-        buckets.push({ key: `${prefix}${p.name}:key:${req.apiKeyHash}`, limit: p.perApiKey, policy: `${p.policy}-api-key` });
-      }
-      if (p.perUser && userId !== null) {
-        buckets.push({ key: `${prefix}${p.name}:user:${userId}`, limit: p.perUser, policy: `${p.policy}-user` });
-      }
-    };
-    add(globalPlan);
-    if (req.router !== null) add(routerPlans.get(req.router));
+    // The organization and user part of the key, once for both levels.
+    const userKey = req.userId === null ? null : `${req.organizationId}:${safeId(req.userId)}`;
+    addLevel(buckets, globalPlan, req.apiKeyHash, userKey);
+    if (req.router !== null) addLevel(buckets, routerPlans.get(req.router), req.apiKeyHash, userKey);
     return buckets;
   };
 

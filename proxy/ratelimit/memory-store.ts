@@ -1,10 +1,10 @@
 /**
- * The in-memory rate-limit store: one Map from bucket key to TAT (ms since the epoch), local to this
- * gateway process. Synchronous on the request path. Buckets whose TAT has passed are full again and
+ * The in-memory rate-limit store: one Map from bucket key to its TAT ({@link GcraState}: µs since the
+ * epoch and the fraction of a µs), local to this gateway process. Synchronous on the request path. Buckets whose TAT has passed are full again and
  * equivalent to an absent key, so a periodic sweep removes them and memory stays bounded by the keys
  * active within one refill period plus one cleanup interval.
  */
-import { gcra, type GcraResult } from './gcra.ts';
+import { gcra, type GcraResult, type GcraState } from './gcra.ts';
 import type { Bucket, RateLimitStore } from './store.ts';
 
 /** Options of {@link MemoryStore}. */
@@ -17,8 +17,11 @@ export interface MemoryStoreOptions {
 
 /** In-memory GCRA store. Check-then-commit is trivially atomic: JavaScript runs it without interleaving. */
 export class MemoryStore implements RateLimitStore {
-  /** TAT (ms since the epoch) per bucket key. Exposed for tests and metrics; do not write. */
-  readonly tats = new Map<string, number>();
+  /**
+   * TAT per bucket key. Exposed for tests and metrics; do not write. A bucket's state object is
+   * updated in place, so a request on a known bucket allocates nothing here.
+   */
+  readonly tats = new Map<string, GcraState>();
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | null = null;
 
@@ -38,14 +41,27 @@ export class MemoryStore implements RateLimitStore {
   /** See {@link RateLimitStore.checkAll}; synchronous, never throws for valid limits. */
   checkAll(buckets: readonly Bucket[], cost: number, nowMs: number): GcraResult[] {
     const results: GcraResult[] = new Array(buckets.length);
+    const nowUs = Math.floor(nowMs * 1000);
     let allowed = true;
     for (let i = 0; i < buckets.length; i++) {
       const b = buckets[i]!;
-      const r = gcra(this.tats.get(b.key), nowMs, b.limit, cost);
+      const r = gcra(this.tats.get(b.key), nowUs, b.limit, cost);
       results[i] = r;
       if (!r.allowed) allowed = false;
     }
-    if (allowed) for (let i = 0; i < buckets.length; i++) this.tats.set(buckets[i]!.key, results[i]!.newTat);
+    if (allowed) {
+      for (let i = 0; i < buckets.length; i++) {
+        const key = buckets[i]!.key;
+        const r = results[i]!;
+        const state = this.tats.get(key);
+        if (state) {
+          state.us = r.tatUs;
+          state.rem = r.tatRem;
+        } else {
+          this.tats.set(key, { us: r.tatUs, rem: r.tatRem });
+        }
+      }
+    }
     return results;
   }
 
@@ -55,9 +71,11 @@ export class MemoryStore implements RateLimitStore {
    * @returns the number of buckets removed.
    */
   cleanup(nowMs: number = this.clock()): number {
+    const nowUs = Math.floor(nowMs * 1000);
     let removed = 0;
     for (const [key, tat] of this.tats) {
-      if (tat <= nowMs) {
+      // A fraction of a µs left (rem > 0) is still ahead of a `now` equal to `us`.
+      if (tat.us + (tat.rem > 0 ? 1 : 0) <= nowUs) {
         this.tats.delete(key);
         removed++;
       }

@@ -2,8 +2,8 @@
  * The Redis rate-limit store: GCRA over all of a request's buckets in ONE atomic Lua script (run with
  * EVALSHA, falling back to EVAL, via ioredis `defineCommand`), so any number of gateway processes
  * share one budget exactly. The script reads the clock with `redis.call('TIME')`, so the clocks of the
- * gateway hosts do not matter, and stores each TAT with a PX expiry ending at that TAT (a bucket whose
- * TAT has passed is full, the same as an absent key).
+ * gateway hosts do not matter, and stores each TAT with a PX expiry ending at that TAT, rounded up to
+ * the next ms (a bucket whose TAT has passed is full, the same as an absent key).
  *
  * Nothing hangs: the client never queues commands while disconnected (`enableOfflineQueue: false`),
  * commands time out after `timeoutMs`, and a check made while the connection is being established
@@ -15,50 +15,75 @@
  * of ms) before the connection wait above.
  */
 import type { Redis } from 'ioredis';
-import { emissionIntervalMs, gcra, toleranceMs, type GcraResult } from './gcra.ts';
+import { gcra, periodUs, type GcraResult, type GcraState } from './gcra.ts';
 import type { Bucket, RateLimitStore } from './store.ts';
 import { closeRedis, connectRedis, waitForReady } from '../../shared/redis-client.ts';
 
 /**
- * KEYS: the bucket keys. ARGV[1]: cost; ARGV[2i], ARGV[2i+1]: emission interval T and tolerance τ of
- * KEYS[i], in ms (multiples of 2^-10 ms, see gcra.ts). Returns, as strings:
- * [allAllowed '1'|'0', now (ms), then per key: stored TAT ('' when absent), allowed '1'|'0'].
+ * KEYS: the bucket keys. ARGV[1]: cost; ARGV[2i], ARGV[2i+1]: the period P in whole µs and the
+ * capacity C of KEYS[i] (gcra.ts: `periodUs`, `capacity`). The steps are gcra.ts's, on the same
+ * integers: the clock is TIME in µs, a TAT is stored as `<µs>:<rem>` (TAT = µs + rem/C µs), T is P
+ * ticks of 1/C µs, admitted iff TAT' − now ≤ P µs. A value without ':' is a TAT in ms written by an
+ * earlier version of this script: read as its µs rounded up. Returns, as strings:
+ * [allAllowed '1'|'0', now (µs), then per key: stored value ('' when absent), allowed '1'|'0'].
  * Numbers are formatted with %.17g so they round-trip exactly (Lua's tostring keeps only 14 digits,
  * and a Lua number returned as a reply would be truncated to an integer).
  */
 export const GCRA_LUA = `
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) * 1024 / 1000) / 1024
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local cost = tonumber(ARGV[1])
 local n = #KEYS
 local out = { '0', string.format('%.17g', now) }
-local newTats = {}
+local newUs, newRem = {}, {}
 local all = true
 for i = 1, n do
-  local interval = tonumber(ARGV[2 * i])
-  local tau = tonumber(ARGV[2 * i + 1])
+  local p = tonumber(ARGV[2 * i])
+  local c = tonumber(ARGV[2 * i + 1])
   local raw = redis.call('GET', KEYS[i])
-  local tat = nil
-  if raw then tat = tonumber(raw) end
-  local base = now
-  if tat and tat >= now then base = tat end
-  local newTat = base + interval * cost
-  local ok = newTat - tau <= now
+  local tu, tr = nil, 0
+  if raw then
+    local sep = string.find(raw, ':', 1, true)
+    if sep then
+      tu = tonumber(string.sub(raw, 1, sep - 1))
+      tr = tonumber(string.sub(raw, sep + 1))
+    else
+      tu = math.ceil(tonumber(raw) * 1000)
+    end
+  end
+  local bu, br = now, 0
+  if tu and tu >= now then bu, br = tu, tr end
+  local total = br + math.ceil(p * cost)
+  local carry = math.floor(total / c)
+  local nu = bu + carry
+  local nr = total - carry * c
+  local ahead = nu - now
+  local ok = ahead < p or (ahead == p and nr == 0)
   if not ok then all = false end
-  newTats[i] = newTat
-  if tat then out[#out + 1] = string.format('%.17g', tat) else out[#out + 1] = '' end
+  newUs[i], newRem[i] = nu, nr
+  if raw then out[#out + 1] = raw else out[#out + 1] = '' end
   if ok then out[#out + 1] = '1' else out[#out + 1] = '0' end
 end
 if all then
   for i = 1, n do
-    local px = math.ceil(newTats[i] - now)
-    if px < 1 then px = 1 end
-    redis.call('SET', KEYS[i], string.format('%.17g', newTats[i]), 'PX', px)
+    local px = math.floor((newUs[i] - now) / 1000) + 1
+    redis.call('SET', KEYS[i], string.format('%.17g', newUs[i]) .. ':' .. string.format('%.17g', newRem[i]), 'PX', px)
   end
   out[1] = '1'
 end
 return out
 `;
+
+/**
+ * A stored value as the script reads it (see {@link GCRA_LUA}); `undefined` for an absent key.
+ * Redis path only: it allocates the state.
+ */
+function parseTat(raw: string): GcraState | undefined {
+  if (raw === '') return undefined;
+  const sep = raw.indexOf(':');
+  if (sep < 0) return { us: Math.ceil(Number(raw) * 1000), rem: 0 };
+  return { us: Number(raw.slice(0, sep)), rem: Number(raw.slice(sep + 1)) };
+}
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
@@ -137,19 +162,18 @@ export class RedisStore implements RateLimitStore {
     for (const b of buckets) args[a++] = b.key;
     args[a++] = cost;
     for (const b of buckets) {
-      args[a++] = emissionIntervalMs(b.limit);
-      args[a++] = toleranceMs(b.limit);
+      args[a++] = periodUs(b.limit);
+      args[a++] = b.limit.capacity;
     }
     const command = (redis as unknown as { svcGcra: GcraCommand }).svcGcra;
     const reply = await command.call(redis, buckets.length, ...args);
     if (!Array.isArray(reply) || reply.length !== 2 + buckets.length * 2) {
       throw new Error(`rate-limit store: unexpected script reply ${JSON.stringify(reply)}`);
     }
-    const now = Number(reply[1]);
+    const nowUs = Number(reply[1]);
     const results: GcraResult[] = new Array(buckets.length);
     for (let i = 0; i < buckets.length; i++) {
-      const raw = reply[2 + i * 2]!;
-      const r = gcra(raw === '' ? undefined : Number(raw), now, buckets[i]!.limit, cost);
+      const r = gcra(parseTat(reply[2 + i * 2]!), nowUs, buckets[i]!.limit, cost);
       // The script's verdict is authoritative (same IEEE arithmetic, so they agree in practice).
       const allowed = reply[3 + i * 2] === '1';
       results[i] = r.allowed === allowed ? r : { ...r, allowed, remaining: allowed ? r.remaining : 0, retryAfterMs: allowed ? 0 : Math.max(r.retryAfterMs, 1) };

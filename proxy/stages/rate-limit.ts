@@ -1,6 +1,7 @@
 /**
- * Stage rate-limit: GCRA per API key and per user (`Svc-User-Id`), the global limits then the
- * router's. Synchronous with the in-memory store; a Promise (the pipeline suspends) with Redis.
+ * Stage rate-limit: GCRA per API key and per user (`Svc-User-Id` within the key's organization),
+ * the global limits then the router's. Synchronous with the in-memory store; a Promise (the pipeline
+ * suspends) with Redis.
  */
 import { GatewayError } from '../errors.ts';
 import { header, userIdOf } from '../pipeline/headers.ts';
@@ -16,7 +17,8 @@ import { rateLimitHeaders, type RateLimitDecision } from '../ratelimit/index.ts'
 export function rateLimit(ctx: RequestContext): Promise<void> | void {
   // An empty or blank Svc-User-Id is no user (no per-user bucket), as the log record has it.
   const userId = userIdOf(header(ctx.req, 'svc-user-id'));
-  const decision = ctx.gw.rateLimiter!.check({ apiKeyHash: ctx.keyHash, userId, router: ctx.routerName });
+  // The organization keys the per-user buckets: one organization's "alice" is not another's.
+  const decision = ctx.gw.rateLimiter!.check({ organizationId: ctx.key?.organizationId ?? '', apiKeyHash: ctx.keyHash, userId, router: ctx.routerName });
   if (decision instanceof Promise) return decision.then((d) => applyDecision(ctx, d));
   applyDecision(ctx, decision);
 }
