@@ -69,16 +69,14 @@ export function PromptDetail({ promptId, name }: { promptId: string; name: strin
     setDiffTo('');
   }, [promptId]);
 
-  const saveVersion = async (d: PromptDraft): Promise<boolean> => {
-    if (!selected) return false;
+  const saveVersion = async (d: PromptDraft) => {
+    if (!selected) return;
     try {
       const created = await api.updatePrompt({ promptId, promptVersionId: selected.id, newMajorVersion: d.newMajor, commitMessage: d.commitMessage, promptBody: d.body });
       setSelectedId(created.id);
       reload();
-      return true;
     } catch (err) {
       reportError(err);
-      return false;
     }
   };
 
