@@ -22,6 +22,8 @@ export interface SvcRequest {
   request_id: string;
   request_created_at: string;
   response_created_at: string | null;
+  /** When admin stored the request (ISO-8601, ms): the ingestion order, after the request ended. */
+  updated_at: string;
   request_path: string;
   request_body: unknown;
   response_body: unknown;
@@ -194,11 +196,12 @@ export interface PromptVersion {
   created_at: string;
 }
 
-/** A dataset as listed. */
+/** A dataset as listed; `rows`: how many rows it holds. */
 export interface Dataset {
   id: string;
   name: string;
   created_at: string;
+  rows: number;
 }
 
 /** One row of a dataset. */
@@ -260,6 +263,11 @@ async function call<T>(key: string, method: string, path: string, body: unknown,
   return env.data;
 }
 
+/** How many requests `POST /v1/experiment/dataset` takes without a `limit`: the newest 1,000. */
+export const DATASET_DEFAULT_ROWS = 1_000;
+/** The most it takes (admin/validation.ts MAX_LIMIT). */
+export const DATASET_MAX_ROWS = 10_000;
+
 /** The REST client bound to one API key; see {@link createApi}. */
 export type Api = ReturnType<typeof createApi>;
 
@@ -293,7 +301,9 @@ export function createApi(key: string) {
     promoteVersion: (promptId: string, promptVersionId: string, environment: string) =>
       bare<unknown>('POST', '/v1/prompt-2025/promote', { promptId, promptVersionId, environment }),
     listDatasets: () => env<Dataset[]>('POST', '/v1/experiment/dataset/query', {}),
-    datasetRows: (id: string) => env<DatasetRow[]>('POST', `/v1/experiment/dataset/${encodeURIComponent(id)}/query`, { limit: 1000 }),
+    /** Dataset `id`'s rows in order, `limit` of them after `offset`. */
+    datasetRows: (id: string, offset: number, limit: number) => env<DatasetRow[]>('POST', `/v1/experiment/dataset/${encodeURIComponent(id)}/query`, { offset, limit }),
+    /** A dataset of the `limit` (at most {@link DATASET_MAX_ROWS}; default {@link DATASET_DEFAULT_ROWS}) newest requests matching `filter`. */
     createDataset: (datasetName: string, filter: FilterNode, limit?: number) =>
       env<{ datasetId: string; rows: number }>('POST', '/v1/experiment/dataset', { datasetName, filter, ...(limit ? { limit } : {}) }),
     /** Records (or replaces) the user's thumbs up (`rating` true) or down on request `id`. */

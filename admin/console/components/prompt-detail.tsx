@@ -69,14 +69,16 @@ export function PromptDetail({ promptId, name }: { promptId: string; name: strin
     setDiffTo('');
   }, [promptId]);
 
-  const saveVersion = async (d: PromptDraft) => {
-    if (!selected) return;
+  const saveVersion = async (d: PromptDraft): Promise<boolean> => {
+    if (!selected) return false;
     try {
       const created = await api.updatePrompt({ promptId, promptVersionId: selected.id, newMajorVersion: d.newMajor, commitMessage: d.commitMessage, promptBody: d.body });
       setSelectedId(created.id);
       reload();
+      return true;
     } catch (err) {
       reportError(err);
+      return false;
     }
   };
 

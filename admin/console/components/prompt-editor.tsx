@@ -3,7 +3,7 @@
  * plus a name for a new prompt, or a commit message (and new major or minor) for a new version.
  * The JSON is checked here, so a typo is said before anything is sent.
  */
-import { useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
 
 /** What a save carries. */
 export interface PromptDraft {
@@ -13,17 +13,25 @@ export interface PromptDraft {
   newMajor: boolean;
 }
 
-/** Props: new prompt or new version, the starting body text, and the save handler. */
-export function PromptEditor({ mode, initialBody, onSave, onCancel }: { mode: 'new' | 'version'; initialBody: string; onSave: (d: PromptDraft) => Promise<void>; onCancel?: () => void }) {
+/**
+ * Props: new prompt or new version, the starting body text, and the save handler, which resolves
+ * true when saved and false when it failed (it says why itself); the commit message is cleared only
+ * after a save.
+ */
+export function PromptEditor({ mode, initialBody, onSave, onCancel }: { mode: 'new' | 'version'; initialBody: string; onSave: (d: PromptDraft) => Promise<boolean>; onCancel?: () => void }) {
   const [name, setName] = useState('');
   const [body, setBody] = useState(initialBody);
   const [commitMessage, setCommitMessage] = useState('');
   const [newMajor, setNewMajor] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // The button is disabled by `busy`, but Ctrl+Enter pressed again before React re-renders sees the
+  // old state: a ref is set at once, so one save runs at a time whichever way it was asked for.
+  const saving = useRef(false);
 
   const save = async (e: FormEvent) => {
     e.preventDefault();
+    if (saving.current) return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -32,11 +40,12 @@ export function PromptEditor({ mode, initialBody, onSave, onCancel }: { mode: 'n
     }
     if (mode === 'new' && !name.trim()) return setProblem('name the prompt');
     setProblem(null);
+    saving.current = true;
     setBusy(true);
     try {
-      await onSave({ name: name.trim(), body: parsed, commitMessage, newMajor });
-      setCommitMessage('');
+      if (await onSave({ name: name.trim(), body: parsed, commitMessage, newMajor })) setCommitMessage('');
     } finally {
+      saving.current = false;
       setBusy(false);
     }
   };

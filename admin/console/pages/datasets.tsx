@@ -3,13 +3,18 @@
  * made on the Requests page from its current filter.
  */
 import { useEffect } from 'react';
-import { formatTime } from '../format.ts';
+import type { DatasetRow } from '../api.ts';
+import { LoadMore } from '../components/load-more.tsx';
+import { formatInt, formatTime } from '../format.ts';
 import { useLoad } from '../hooks.ts';
+import { usePagedList } from '../paged-list.ts';
 import { navigate, routeHash } from '../router.ts';
 import { useSession } from '../session.tsx';
 
 /** How often the list of datasets is read again (ms). */
 const REFRESH_MS = 2_000;
+/** Dataset rows per page ("Load more" brings the next). */
+const ROWS_PAGE = 500;
 
 /** A short preview of a request body: its model and the last message's text. */
 function preview(body: unknown): string {
@@ -19,35 +24,45 @@ function preview(body: unknown): string {
   return `${typeof b.model === 'string' ? b.model + ' · ' : ''}${text.slice(0, 160)}`;
 }
 
-function DatasetRows({ id }: { id: string }) {
+/** Props: the dataset's id and its row count (from the list; null while unknown). */
+function DatasetRows({ id, total }: { id: string; total: number | null }) {
   const { api } = useSession();
-  const { data: rows, loading } = useLoad(() => api.datasetRows(id), [api, id]);
-  if (!rows) return <p className="muted pad">{loading ? 'Loading…' : ''}</p>;
+  const list = usePagedList<DatasetRow>((offset, limit) => api.datasetRows(id, offset, limit), [api, id], ROWS_PAGE, (r) => r.request_id);
+  if (list.rows.length === 0) {
+    if (list.loading) return <p className="muted pad">Loading…</p>;
+    return list.failed ? null : <p className="muted pad" data-testid="dataset-empty">This dataset holds no requests.</p>;
+  }
   return (
-    <table className="grid">
-      <thead>
-        <tr>
-          <th>#</th>
-          <th>Request</th>
-          <th>Created</th>
-          <th>Preview</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((r) => (
-          <tr key={r.request_id} data-testid="dataset-request-row" data-request-id={r.request_id}>
-            <td className="num">{r.position}</td>
-            <td>
-              <a href={routeHash('requests', r.request_id)}>
-                <code>{r.request_id.slice(0, 8)}</code>
-              </a>
-            </td>
-            <td className="muted">{formatTime(r.created_at)}</td>
-            <td className="ellipsis">{preview(r.request_body)}</td>
+    <>
+      <p className="muted" data-testid="dataset-shown">
+        {total !== null ? `${formatInt(list.rows.length)} of ${formatInt(total)} requests shown` : `${formatInt(list.rows.length)} requests shown`}
+      </p>
+      <table className="grid">
+        <thead>
+          <tr>
+            <th>#</th>
+            <th>Request</th>
+            <th>Created</th>
+            <th>Preview</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {list.rows.map((r) => (
+            <tr key={r.request_id} data-testid="dataset-request-row" data-request-id={r.request_id}>
+              <td className="num">{r.position}</td>
+              <td>
+                <a href={routeHash('requests', r.request_id)}>
+                  <code>{r.request_id.slice(0, 8)}</code>
+                </a>
+              </td>
+              <td className="muted">{formatTime(r.created_at)}</td>
+              <td className="ellipsis">{preview(r.request_body)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <LoadMore list={list} testid="dataset-load-more" />
+    </>
   );
 }
 
@@ -83,7 +98,7 @@ export function DatasetsPage({ openId }: { openId: string | null }) {
         {openId ? (
           <>
             <h2>{open?.name ?? openId}</h2>
-            <DatasetRows id={openId} />
+            <DatasetRows id={openId} total={open?.rows ?? null} />
           </>
         ) : (
           <p className="muted pad">Choose a dataset.</p>

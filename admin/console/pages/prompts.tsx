@@ -25,14 +25,16 @@ export function PromptsPage({ openId }: { openId: string | null }) {
   const [creating, setCreating] = useState(false);
   const open = prompts?.find((p) => p.id === openId);
 
-  const create = async (d: PromptDraft) => {
+  const create = async (d: PromptDraft): Promise<boolean> => {
     try {
       const created = await api.createPrompt(d.name, d.body);
       setCreating(false);
       reload();
       navigate('prompts', created.id);
+      return true;
     } catch (err) {
       reportError(err);
+      return false;
     }
   };
 
@@ -67,8 +69,13 @@ export function PromptsPage({ openId }: { openId: string | null }) {
           </section>
         ) : open ? (
           <PromptDetail promptId={open.id} name={open.name} />
+        ) : openId && prompts && !settled ? (
+          // A link to a prompt deleted or of another organization: say so, not "Choose a prompt".
+          <p className="problem pad" data-testid="prompt-not-found">
+            Prompt <code>{openId}</code> was not found: it may have been deleted. Choose a prompt, or make a new one.
+          </p>
         ) : (
-          <p className="muted pad">Choose a prompt, or make a new one.</p>
+          <p className="muted pad">{openId && prompts ? 'The open prompt is not among those matching the search.' : 'Choose a prompt, or make a new one.'}</p>
         )}
       </div>
     </div>

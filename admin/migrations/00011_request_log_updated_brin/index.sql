@@ -1,0 +1,11 @@
+-- The console's live feed polls the request log by updated_at, the time PostgreSQL stored a row
+-- (default now(), never changed afterwards), not by created_at: a request is stored when it ends,
+-- so one that streamed for minutes arrives with an old created_at and would be missed by a poll
+-- for "created after the newest row shown" (admin/console/request-feed.ts).
+--
+-- A BRIN index, not a btree: rows are appended in roughly updated_at order, so a BRIN range of
+-- blocks summarises them well, the index is a few pages for millions of rows, and a COPY into the
+-- log pays next to nothing for it (the log's ingestion cost is watched: migrations 00008 to 00010).
+-- The poll's `updated_at > <a few seconds ago>` then reads only the last block ranges.
+-- Written to run again harmlessly (tests re-run the migrations).
+create index if not exists request_log_updated_brin on request_log using brin (updated_at);
