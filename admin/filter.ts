@@ -563,8 +563,7 @@ const RMT_COLUMNS: Record<Exclude<keyof typeof RMT_FIELDS, 'properties'>, Column
   prompt_cache_write_tokens: { kind: 'number', expr: (sql) => sql`r.prompt_cache_write_tokens` },
   request_created_at: { kind: 'timestamp', expr: (sql) => sql`r.created_at` },
   response_created_at: { kind: 'timestamp', expr: (sql) => sql`r.response_created_at` },
-  // Set by PostgreSQL when the row is stored (default now()) and never changed: the order rows
-  // became visible in, read through request_log_updated_brin (migration 00011).
+  // Set by PostgreSQL when the row is stored (default now()) and never changed: the ingestion order.
   updated_at: { kind: 'timestamp', expr: (sql) => sql`r.updated_at` },
   request_id: { kind: 'uuid', expr: (sql) => sql`r.id` },
   target_url: { kind: 'text', expr: (sql) => sql`r.target_url` },

@@ -196,12 +196,11 @@ export interface PromptVersion {
   created_at: string;
 }
 
-/** A dataset as listed; `rows`: how many rows it holds. */
+/** A dataset as listed. */
 export interface Dataset {
   id: string;
   name: string;
   created_at: string;
-  rows: number;
 }
 
 /** One row of a dataset. */

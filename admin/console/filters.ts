@@ -20,8 +20,6 @@ export interface FilterLeaf {
     user_id?: TextOperators;
     status?: NumberOperators;
     request_created_at?: TimestampOperators;
-    /** When admin stored the row (the ingestion order the live feed polls by). */
-    updated_at?: TimestampOperators;
     properties?: Record<string, TextOperators>;
     /** true: answered from the response cache (a hit); false: every other request. */
     cached?: { equals: boolean };
@@ -116,10 +114,7 @@ export function toFilterTree(f: RequestFilters, withRange = true): FilterNode {
   return and(nodes);
 }
 
-/**
- * `filter` narrowed to rows admin stored after `iso` (`updated_at`, the ingestion order): the poll
- * for new rows (../request-feed.ts).
- */
-export function storedAfter(filter: FilterNode, iso: string): FilterNode {
-  return and([filter, { request_response_rmt: { updated_at: { gt: iso } } }]);
+/** `filter` narrowed to rows created after `iso` (the poll for new rows). */
+export function newerThan(filter: FilterNode, iso: string): FilterNode {
+  return and([filter, { request_response_rmt: { request_created_at: { gt: iso } } }]);
 }

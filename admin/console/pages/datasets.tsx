@@ -24,8 +24,11 @@ function preview(body: unknown): string {
   return `${typeof b.model === 'string' ? b.model + ' · ' : ''}${text.slice(0, 160)}`;
 }
 
-/** Props: the dataset's id and its row count (from the list; null while unknown). */
-function DatasetRows({ id, total }: { id: string; total: number | null }) {
+/**
+ * The dataset's rows, a page at a time. No total is shown: the reference's dataset list has no row
+ * count, so the page says how many are shown and, once the last page came, that they are all.
+ */
+function DatasetRows({ id }: { id: string }) {
   const { api } = useSession();
   const list = usePagedList<DatasetRow>((offset, limit) => api.datasetRows(id, offset, limit), [api, id], ROWS_PAGE, (r) => r.request_id);
   if (list.rows.length === 0) {
@@ -35,7 +38,7 @@ function DatasetRows({ id, total }: { id: string; total: number | null }) {
   return (
     <>
       <p className="muted" data-testid="dataset-shown">
-        {total !== null ? `${formatInt(list.rows.length)} of ${formatInt(total)} requests shown` : `${formatInt(list.rows.length)} requests shown`}
+        {list.done ? `all ${formatInt(list.rows.length)} requests shown` : `${formatInt(list.rows.length)} requests shown; Load more for the rest`}
       </p>
       <table className="grid">
         <thead>
@@ -98,7 +101,7 @@ export function DatasetsPage({ openId }: { openId: string | null }) {
         {openId ? (
           <>
             <h2>{open?.name ?? openId}</h2>
-            <DatasetRows id={openId} total={open?.rows ?? null} />
+            <DatasetRows id={openId} />
           </>
         ) : (
           <p className="muted pad">Choose a dataset.</p>

@@ -8,8 +8,8 @@
  *   `{datasetId}`: the organization's logged requests matching the filter, in random order, page
  *   `offset`/`limit` (default 100, at most 10,000), become a new dataset, in one transaction. No
  *   match: an empty dataset.
- * - `POST /v1/experiment/dataset/query` {promptVersionId?} → DatasetResult[] (`{id, name, created_at}`,
- *   plus `rows`, how many rows it holds: beyond the reference, for the console's total), newest first; with `promptVersionId`, the datasets holding a request made with that version.
+ * - `POST /v1/experiment/dataset/query` {promptVersionId?} → DatasetResult[] (`{id, name, created_at}`),
+ *   newest first; with `promptVersionId`, the datasets holding a request made with that version.
  * - `POST /v1/experiment/dataset/{datasetId}/query` {offset?, limit?} → the dataset's rows in order:
  *   `{request_id, position, created_at, request_body, response_body}` (`created_at`: the request's).
  * - `POST /v1/experiment/dataset/{datasetId}/inputs/query` {offset?, limit?} (the reference's
@@ -61,7 +61,7 @@ export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): v
   router.post('/v1/experiment/dataset/query', async (ctx) => {
     const body = await readSafeBody(ctx, ListDatasetsBody, maxBodyBytes);
     const rows = await listDatasets(sql, auth(ctx).organizationId, body.promptVersionId);
-    ok(ctx, rows.map((r) => ({ id: r.id, name: r.name, created_at: r.created_at.toISOString(), rows: r.rows })));
+    ok(ctx, rows.map((r) => ({ id: r.id, name: r.name, created_at: r.created_at.toISOString() })));
   });
 
   router.post('/v1/experiment/dataset/:datasetId/inputs/query', async (ctx) => {

@@ -66,28 +66,24 @@ export async function createNewestDataset(
   return createDataset(sql, organizationId, { ...input, order: 'newest', offset: 0, limit: input.limit ?? NEWEST_DATASET_LIMIT });
 }
 
-/** A dataset as listed: id, name, creation time and how many rows it holds. */
+/** A dataset as listed: id, name and creation time. */
 export interface DatasetRow {
   id: string;
   name: string;
   created_at: Date;
-  rows: number;
 }
 
-/** The `rows` column of {@link listDatasets}: the dataset's row count (dataset_row's primary key leads with dataset_id). */
-const rowCount = (sql: Sql) => sql`(select count(*)::int from dataset_row dr where dr.dataset_id = d.id) as rows`;
-
 /**
- * The organization's datasets, newest first, each with its row count; with `promptVersionId`, only those holding a request
+ * The organization's datasets, newest first; with `promptVersionId`, only those holding a request
  * made with that prompt version (none when it is not a UUID).
  */
 export async function listDatasets(sql: Sql, organizationId: string, promptVersionId: string | undefined): Promise<DatasetRow[]> {
   if (promptVersionId === undefined) {
-    return sql<DatasetRow[]>`select d.id, d.name, d.created_at, ${rowCount(sql)} from dataset d where d.organization_id = ${organizationId} order by d.created_at desc, d.id desc`;
+    return sql<DatasetRow[]>`select id, name, created_at from dataset where organization_id = ${organizationId} order by created_at desc, id desc`;
   }
   if (!isUuid(promptVersionId)) return [];
   return sql<DatasetRow[]>`
-        select d.id, d.name, d.created_at, ${rowCount(sql)} from dataset d
+        select d.id, d.name, d.created_at from dataset d
         where d.organization_id = ${organizationId} and exists (
           select 1 from dataset_row dr join request_log r on r.id = dr.request_id
           where dr.dataset_id = d.id and r.prompt_version_id = ${promptVersionId.toLowerCase()})
