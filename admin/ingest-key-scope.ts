@@ -5,11 +5,14 @@
  * organization's key (a hostile or broken link). Such a record is stored with `api_key_id`
  * cleared, not refused: its organization is the link's (checked), so its usage and cost belong in
  * that organization's log; the caller counts and logs every id cleared, so none goes silently.
- * An id no key has (deleted, or never a key) is cleared the same way. Revoked keys are still keys
- * of their organization: their earlier requests keep their id.
+ * An id no key has (never a key, or deleted before this process confirmed it) is cleared the same
+ * way. Revoked keys are still keys of their organization: their earlier requests keep their id.
  *
  * One query per batch for the ids not confirmed yet; a key never changes organization, so a
- * confirmation is kept (bounded LRU) and the common batch needs no query at all.
+ * confirmation is kept (bounded LRU, per process) and the common batch needs no query at all. A
+ * key deleted after its confirmation therefore keeps its id on later records of its own
+ * organization: harmless (request_log has no foreign key to api_key, and the organization is the
+ * link's), and cheaper than a query per batch.
  */
 import { LRUCache } from 'lru-cache';
 import type { Sql } from './db.ts';
