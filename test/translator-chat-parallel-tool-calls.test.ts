@@ -284,6 +284,89 @@ describe('chat stream → Responses stream: parallel tool calls', () => {
     }
   });
 
+  it("content between a call's argument fragments (vLLM/Qwen's \"\\n\") waits: the arguments are whole, the text and reasoning are items after the call", async () => {
+    for (const how of SPLITS) {
+      const c = responsesCall();
+      const input = sse(
+        chunk(tools(call(0, 'call_a', { name: 'Read', arguments: '{"file_' }))),
+        chunk({ content: '\n' }),
+        chunk(tools(call(0, undefined, { arguments: 'path":' }))),
+        chunk({ reasoning_content: 'hmm' }),
+        chunk(tools(call(0, undefined, { arguments: '"/a"}' }))),
+        chunk({}, 'tool_calls'),
+        'data: [DONE]',
+      );
+      const list = responsesEvents(await run(createResponsesStreamTranslator(c), split(input, how)));
+      const { final } = foldResponses(list);
+      const argsDone = list.filter((e) => e.type === 'response.function_call_arguments.done');
+      assert.equal(argsDone.length, 1);
+      assert.deepEqual(JSON.parse(argsDone[0]!.arguments), { file_path: '/a' });
+      const callDone = list.find((e) => e.type === 'response.output_item.done' && e.item.type === 'function_call')!;
+      assert.deepEqual(JSON.parse(callDone.item.arguments), { file_path: '/a' });
+      assert.deepEqual(final.response.output.map((i: any) => [i.type, i.status]), [['function_call', 'completed'], ['message', 'completed'], ['reasoning', undefined]]);
+      assert.deepEqual(final.response.output[1].content.map((p: any) => p.text), ['\n']);
+      assert.deepEqual(final.response.output[2].summary, [{ type: 'summary_text', text: 'hmm' }]);
+      assert.equal(final.type, 'response.completed');
+      assert.deepEqual(c.removed, []);
+    }
+  });
+
+  it('content between interleaved parallel calls waits until no call can take more: every call whole, the text last', async () => {
+    for (const how of SPLITS) {
+      const c = responsesCall();
+      const input = sse(
+        chunk(tools(call(0, 'call_a', { name: 'Read', arguments: '{"file_' }))),
+        chunk(tools(call(1, 'call_b', { name: 'Bash', arguments: '{"comm' }))),
+        chunk({ content: '\n' }),
+        chunk(tools(call(0, undefined, { arguments: 'path":"/a"}' }))),
+        chunk({ content: 'ok' }),
+        chunk(tools(call(1, undefined, { arguments: 'and":"ls"}' }))),
+        chunk({}, 'length'),
+        'data: [DONE]',
+      );
+      const { final } = foldResponses(responsesEvents(await run(createResponsesStreamTranslator(c), split(input, how))));
+      const [a, b, message] = final.response.output;
+      assert.deepEqual([a, b].map((i: any) => [i.call_id, i.status, JSON.parse(i.arguments)]), [
+        ['call_a', 'completed', { file_path: '/a' }],
+        ['call_b', 'completed', { command: 'ls' }],
+      ]);
+      // The message is the last item: the one a cut (finish reason length) leaves incomplete.
+      assert.deepEqual([message.type, message.status, message.content.map((p: any) => p.text)], ['message', 'incomplete', ['\nok']]);
+      assert.equal(final.type, 'response.incomplete');
+      assert.deepEqual(c.removed, []);
+    }
+  });
+
+  it('content after a call that a new call replaces comes between their items; plain text and a single call still stream at once', async () => {
+    const input = sse(
+      chunk(tools(call(undefined, 'jm4owj31', { name: 'Read', arguments: '{"file_path":"/a"}' }))),
+      chunk({ content: 'and ' }),
+      chunk(tools(call(undefined, 'k2p9xq07', { name: 'Bash', arguments: '{"command":"ls"}' }))),
+      chunk({}, 'stop'),
+      'data: [DONE]',
+    );
+    const { final } = foldResponses(responsesEvents(await run(createResponsesStreamTranslator(responsesCall()), [input])));
+    assert.deepEqual(final.response.output.map((i: any) => i.type === 'message' ? ['message', i.content[0].text] : [i.type, i.call_id, JSON.parse(i.arguments)]), [
+      ['function_call', 'jm4owj31', { file_path: '/a' }],
+      ['message', 'and '],
+      ['function_call', 'k2p9xq07', { command: 'ls' }],
+    ]);
+    for (const [first, shown] of [
+      [chunk({ content: 'Hel' }), /"response.output_text.delta".*"delta":"Hel"/],
+      [chunk(tools(call(0, 'call_a', { name: 'Read', arguments: '{"file_' }))), /"response.function_call_arguments.delta".*"delta":"\{\\"file_"/],
+    ] as const) {
+      const mapper = createResponsesStreamTranslator(responsesCall());
+      const seen: string[] = [];
+      mapper.on('data', (d: Buffer) => seen.push(d.toString('utf8')));
+      mapper.write(sse(first));
+      await new Promise((r) => setImmediate(r));
+      assert.match(seen.join(''), shown);
+      mapper.end(sse(chunk({}, 'stop'), 'data: [DONE]'));
+      await new Promise((r) => mapper.on('end', r).resume());
+      foldResponses(responsesEvents(seen.join('')));
+    }
+  });
+
   it('a provider sending a fresh id on each continuation delta, without a name: one function_call item', async () => {
     const { final } = foldResponses(responsesEvents(await run(createResponsesStreamTranslator(responsesCall()), [FRESH_IDS])));
     assert.deepEqual(final.response.output.map((i: any) => [i.type, i.call_id, i.name, JSON.parse(i.arguments)]), [

@@ -17,13 +17,18 @@
  *      fragment, then `response.function_call_arguments.done` and `response.output_item.done`. A call of a custom tool
  *      is a `custom_tool_call` item whose input is sent whole at its end (`response.custom_tool_call_input.delta` and
  *      `.done`), since the fragments are of the JSON arguments the tool's input is wrapped in.
- *    Reasoning or message output after another item closes it; tool calls stay open until the finish chunk (or other
- *    output), so fragments a provider interleaves between parallel calls all reach their items. A tool call is known
- *    by its `index` (by its position in the chunk when there is none), and a delta carrying a `function.name` and a
- *    non-empty `id` other than the call's under that key is another call (../shared/chat-tool-call-identity.ts):
- *    Gemini sends each parallel call whole in a chunk of its own, without index or with index 0 for each (captures in
- *    THU-MAIC/OpenMAIC#1556, noho/dayu-agent#45); an id alone does not, as some providers mint one per chunk. When
- *    Gemini sent thought signatures, a last reasoning item without summary carries them in `encrypted_content`.
+ *    Reasoning or message output after another item closes it; tool calls stay open until the finish chunk, so
+ *    fragments a provider interleaves between parallel calls all reach their items. A tool call is known by its
+ *    `index` (by its position in the chunk when there is none), and a delta carrying a `function.name` and a non-empty
+ *    `id` other than the call's under that key is another call (../shared/chat-tool-call-identity.ts): Gemini sends
+ *    each parallel call whole in a chunk of its own, without index or with index 0 for each (captures in
+ *    THU-MAIC/OpenMAIC#1556, noho/dayu-agent#45); an id alone does not, as some providers mint one per chunk.
+ *    Reasoning, text or refusal arriving while a call is open (vLLM/Qwen send e.g. "\n" content between argument
+ *    fragments) does not close it, since the call may get more fragments and no event may follow an item's `.done`:
+ *    it is kept, in order, and written as items of its own once no open call can take more, i.e. each was replaced
+ *    under its key by another call (then before that call's item) or the finish chunk or the end came (then after
+ *    the calls). Only a fragment after the finish chunk, for a call already done, is recorded as removed. When Gemini
+ *    sent thought signatures, a last reasoning item without summary carries them in `encrypted_content`.
  * 3. `response.completed` (or `response.incomplete` for finish reason `length` / `content_filter`) with the whole
  *    response object and its usage, after `[DONE]` (or the end of the stream after a finish reason), since the usage
  *    chunk follows the finish chunk.
@@ -66,6 +71,8 @@ interface MessageState {
 
 /** One tool call of the stream, by the provider's tool call index (or position), and id when it changes under one. */
 interface ToolState {
+  /** The provider's tool call index (its position in the chunk when there is none): the key in the map of calls. */
+  key: number;
   /** Its output index; -1 until its name has arrived and the item started. */
   index: number;
   id: string;
@@ -95,6 +102,8 @@ class ResponsesStream extends ChatChunkSourceStream {
   private nextIndex = 0;
   private current: ReasoningState | MessageState | null = null;
   private openTools: ToolState[] = [];
+  /** Reasoning, text and refusal that came while a call was open, in order (consecutive ones of a kind merged). */
+  private readonly deferred: { kind: 'reasoning' | 'text' | 'refusal'; text: string }[] = [];
 
   constructor(call: TranslatorCall) {
     super(call, 'server_error');
@@ -160,10 +169,10 @@ class ResponsesStream extends ChatChunkSourceStream {
   // --- reasoning and message items -------------------------------------------------------------
 
   private appendReasoning(text: string): void {
+    if (this.openTools.length !== 0) return this.defer('reasoning', text);
     let item = this.current;
     if (item?.kind !== 'reasoning') {
       this.closeCurrent();
-      this.closeTools('completed');
       const index = this.nextIndex++;
       item = this.current = { kind: 'reasoning', index, id: itemId('rs', this.call.requestId, index), text: '' };
       this.send('response.output_item.added', { output_index: index, item: reasoningItem(item.id, '', '') });
@@ -174,10 +183,10 @@ class ResponsesStream extends ChatChunkSourceStream {
   }
 
   private appendMessage(kind: 'text' | 'refusal', text: string): void {
+    if (this.openTools.length !== 0) return this.defer(kind, text);
     let item = this.current;
     if (item?.kind !== 'message') {
       this.closeCurrent();
-      this.closeTools('completed');
       const index = this.nextIndex++;
       item = this.current = { kind: 'message', index, id: itemId('msg', this.call.requestId, index), parts: [], part: null };
       this.send('response.output_item.added', { output_index: index, item: messageItem(item.id, 'in_progress', []) });
@@ -190,6 +199,13 @@ class ResponsesStream extends ChatChunkSourceStream {
     item.part.text += text;
     if (kind === 'text') this.send('response.output_text.delta', { item_id: item.id, output_index: item.index, content_index: item.parts.length, delta: text, logprobs: [] });
     else this.send('response.refusal.delta', { item_id: item.id, output_index: item.index, content_index: item.parts.length, delta: text });
+  }
+
+  /** Keeps reasoning, text or refusal that came while a call is open, for {@link closeToolsAndFlush}. */
+  private defer(kind: 'reasoning' | 'text' | 'refusal', text: string): void {
+    const last = this.deferred.at(-1);
+    if (last?.kind === kind) last.text += text;
+    else this.deferred.push({ kind, text });
   }
 
   private closePart(item: MessageState): void {
@@ -235,9 +251,11 @@ class ResponsesStream extends ChatChunkSourceStream {
     let tool = this.tools.get(key);
     if (!tool || isAnotherToolCall(tool.providerId, id, fn)) {
       // A replaced call whose name never came leaves the map: its item starts now, as it would at the finish.
-      if (tool !== undefined && tool.index === -1) this.startTool(tool, key);
-      tool = { index: -1, id: '', providerId: '', name: '', origin: { name: '' }, callId: '', args: '', pending: '', signature: undefined, closed: false };
+      if (tool !== undefined && tool.index === -1) this.startTool(tool);
+      tool = { key, index: -1, id: '', providerId: '', name: '', origin: { name: '' }, callId: '', args: '', pending: '', signature: undefined, closed: false };
       this.tools.set(key, tool);
+      // Output kept while the replaced call was open goes out before the new call's item, once no open call can take more.
+      if (this.deferred.length !== 0 && !this.openTools.some((open) => this.tools.get(open.key) === open)) this.closeToolsAndFlush('completed');
     }
     if (tool.index === -1) {
       // The first id stays the call's: a provider minting one per chunk does not rename it.
@@ -249,7 +267,7 @@ class ResponsesStream extends ChatChunkSourceStream {
       if (tool.index === -1) tool.signature = signature;
       else carryToolCallSignature(this.carried, tool.callId, signature);
     }
-    if (tool.index === -1 && tool.name !== '') this.startTool(tool, key);
+    if (tool.index === -1 && tool.name !== '') this.startTool(tool);
     const args = typeof fn.arguments === 'string' ? fn.arguments : '';
     if (args === '') return;
     if (tool.index === -1) tool.pending += args;
@@ -257,10 +275,10 @@ class ResponsesStream extends ChatChunkSourceStream {
     else this.appendArguments(tool, args);
   }
 
-  private startTool(tool: ToolState, key: number): void {
+  private startTool(tool: ToolState): void {
     this.closeCurrent();
     tool.index = this.nextIndex++;
-    tool.callId = callIdOf(tool.providerId, this.call.requestId, key);
+    tool.callId = callIdOf(tool.providerId, this.call.requestId, tool.key);
     tool.origin = toolOrigin(this.toolNames, tool.name);
     tool.id = itemId(tool.origin.custom ? 'ctc' : 'fc', this.call.requestId, tool.index);
     this.openTools.push(tool);
@@ -298,17 +316,29 @@ class ResponsesStream extends ChatChunkSourceStream {
     });
   }
 
+  /**
+   * Closes the open tool calls (the last with `lastStatus`, or `completed` when kept output follows it), then writes
+   * the reasoning, text and refusal kept while they were open as items of their own, left open for what follows.
+   */
+  private closeToolsAndFlush(lastStatus: string): void {
+    this.closeTools(this.deferred.length === 0 ? lastStatus : 'completed');
+    const kept = this.deferred.splice(0);
+    for (const { kind, text } of kept) {
+      if (kind === 'reasoning') this.appendReasoning(text);
+      else this.appendMessage(kind, text);
+    }
+  }
+
   // --- the end -------------------------------------------------------------------------------------
 
   /** At the finish chunk: tool calls whose name never came start now; every item closes; carried signatures follow. */
   private closeAll(): void {
-    for (const [key, tool] of this.tools) if (tool.index === -1) this.startTool(tool, key);
+    for (const tool of this.tools.values()) if (tool.index === -1) this.startTool(tool);
     const { status } = finishStatus(this.finishReason);
     const last = status === 'incomplete' ? 'incomplete' : 'completed';
-    if (this.openTools.length) {
-      this.closeCurrent();
-      this.closeTools(last);
-    } else this.closeCurrent(last);
+    // An open call means no open reasoning or message (starting the call closed it, and later output was kept).
+    if (this.openTools.length) this.closeToolsAndFlush(last);
+    this.closeCurrent(last);
     const encrypted = encodeCarried(this.carried);
     if (encrypted !== '') {
       const index = this.nextIndex++;
