@@ -25,6 +25,7 @@ import {
 } from 'superstruct';
 import { describeStructError, validateValue } from './validate.ts';
 import { checkModelOverrides, ModelOverrideError, REASONING_EFFORTS, type ModelOverride } from './models.ts';
+import { missingProviderSetting } from './provider-settings.ts';
 import { PROVIDER_NAMES, PROVIDERS, isProviderName, offersEmbeddings, type ProviderName } from './providers.ts';
 import { escapedSecretForm, secretForm } from './secret-form.ts';
 
@@ -610,6 +611,25 @@ function toRouters(rawRouters: RawGatewayConfig['routers'], source: string): Rec
 }
 
 /**
+ * Refuses a router member that no request could reach: one without a setting its transport cannot do without
+ * (./provider-settings.ts: Azure's base URL, Bedrock's region, read from `env` as the proxy reads it). Without
+ * this check such a router started and answered every request sent to that member with an error. A member
+ * without credentials is accepted: a client may bring its own, and the proxy answers 503 otherwise.
+ * @throws {ConfigError} naming the member (`routers.<name>.load-balance.<key>.providers.<i>`) and what to set.
+ */
+function checkRouterMembers(routers: Record<string, RouterConfig>, providers: Record<ProviderName, ProviderConfig>, env: NodeJS.ProcessEnv, source: string): void {
+  for (const router of Object.values(routers)) {
+    const groups = router.embeddings === router.chat ? ([['chat', router.chat]] as const) : ([['chat', router.chat], ['embeddings', router.embeddings]] as const);
+    for (const [key, group] of groups) {
+      for (const [i, { provider }] of group.providers.entries()) {
+        const missing = missingProviderSetting(providers[provider], env);
+        if (missing !== null) throw new ConfigError(`${source}: routers.${router.name}.load-balance.${key}.providers.${i}: provider ${provider} needs ${missing}`);
+      }
+    }
+  }
+}
+
+/**
  * `server:` with its defaults: sizes in bytes, timeouts in ms (see {@link GatewayConfig.server}).
  * @throws {ConfigError} when `request-timeout` is below `headers-timeout`.
  */
@@ -651,7 +671,8 @@ function controlPlaneUrl(configured: string | undefined, env: NodeJS.ProcessEnv)
  * Validates a parsed YAML document and returns the typed configuration with defaults applied.
  * @param doc the parsed YAML (any shape).
  * @param env the environment to read provider keys and `DEFAULT_CONTROL_PLANE_URL`-style overrides from.
- * @throws {ConfigError} naming the key path and the problem (unknown key, wrong type, unknown provider or strategy).
+ * @throws {ConfigError} naming the key path and the problem (unknown key, wrong type, unknown provider or strategy,
+ *   a router member without a setting it cannot be reached without: {@link checkRouterMembers}).
  */
 export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, source = 'gateway.yaml'): GatewayConfig {
   const [error, raw] = validateValue(doc ?? {}, GatewayConfigSchema);
@@ -659,6 +680,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
 
   const providers = toProviders(raw.providers, env, source);
   const routers = toRouters(raw.routers, source);
+  checkRouterMembers(routers, providers, env, source);
   const features: Features = raw.svc?.features ?? 'observability';
   const g = raw.global?.['rate-limit'];
   const global: RateLimitLevel = { perApiKey: toGcra(g?.['per-api-key']), perUser: toGcra(g?.['per-user']) };

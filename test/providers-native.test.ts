@@ -716,9 +716,9 @@ describe('bedrock: buildRequest and SigV4', () => {
     assert.match(req.headers.authorization!, /SignedHeaders=[^,]*x-amz-security-token/);
   });
 
-  it('missing region → 500 provider_not_configured; missing credentials → 503 provider_key_missing', async () => {
+  it('missing region → 400 provider_not_configured; missing credentials → 503 provider_key_missing', async () => {
     const call = makeCall('bedrock', {});
-    await assertRejectsGateway(Promise.resolve(createBedrockBindings({ env: { AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 's' } }).chat!.buildRequest(call)), 500, 'provider_not_configured');
+    await assertRejectsGateway(Promise.resolve(createBedrockBindings({ env: { AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 's' } }).chat!.buildRequest(call)), 400, 'provider_not_configured');
     const noKey = await assertRejectsGateway(Promise.resolve(createBedrockBindings({ env: { AWS_REGION: 'us-east-1' } }).chat!.buildRequest(call)), 503, 'provider_key_missing');
     assert.match(noKey.message, /AWS_ACCESS_KEY_ID/);
     assert.equal(bedrock.chat!.transport.name, 'bedrock');
@@ -935,10 +935,10 @@ describe('azure', () => {
     assert.equal(req.url.href, 'https://r.openai.azure.com/openai/deployments/text-embedding-3-small/embeddings?api-version=2025-01-01-preview');
   });
 
-  it('missing base URL → 500 provider_not_configured, missing key → 503 provider_key_missing, without echoing keys', async () => {
+  it('missing base URL → 400 provider_not_configured, missing key → 503 provider_key_missing, without echoing keys', async () => {
     const noUrl = await assertRejectsGateway(
       Promise.resolve().then(() => azure.chat!.buildRequest(makeCall('azure', {}, { apiKey: 'azure-key-123' }))),
-      500,
+      400,
       'provider_not_configured',
     );
     assert.match(noUrl.message, /providers\.azure\.base-url/);

@@ -11,7 +11,8 @@ import { retryDelay, RouterRuntime, isRetryable } from '../proxy/router.ts';
 
 /** A router `r` built from `router`; `serves` replaces the providers' bindings when given. */
 function runtime(router: Record<string, unknown>, random = Math.random, serves?: (provider: ProviderName, kind: EndpointKind) => boolean) {
-  const config = buildConfig({ routers: { r: router } }, {});
+  // A region for bedrock members: without one, config validation refuses them.
+  const config = buildConfig({ routers: { r: router } }, { AWS_REGION: 'us-east-1' });
   let t = 1000;
   const rt = new RouterRuntime(config.routers.r!, config.providers, () => t, random, undefined, serves);
   return { rt, advance: (ms: number) => (t += ms) };

@@ -11,11 +11,12 @@
  * https://docs.anthropic.com/en/api/errors.
  */
 import type { EndpointName } from '../endpoints/types.ts';
-import { GatewayError, providerKeyMissing } from '../errors.ts';
+import { providerKeyMissing } from '../errors.ts';
 import { unreadableProviderError } from '../translators/shared/provider-errors.ts';
 import { isRecord, parseJson } from '../translators/shared/values.ts';
 import type { ProviderError, Translator } from '../translators/types.ts';
 import { anthropicError } from '../translators/wire/anthropic-messages.ts';
+import { assertProviderConfigured } from './not-configured.ts';
 import type { ProviderCall, ProviderTransport, UpstreamRequest } from './types.ts';
 
 /** The `anthropic-version` header value sent when the client sent none. */
@@ -83,9 +84,9 @@ function urlOf(baseUrl: string, endpoint: EndpointName): URL {
 }
 
 /**
- * The Anthropic transport (see the module comment). `buildRequest` throws GatewayError 503 `provider_key_missing`
- * when `ANTHROPIC_API_KEY` is unset and the client brought no credential, and 500 `provider_not_configured` without
- * a base URL, before translating the body. Headers: `content-type`, `accept`, `accept-encoding: identity` (the log
+ * The Anthropic transport (see the module comment). `buildRequest` throws GatewayError 400 `provider_not_configured`
+ * without a base URL (./not-configured.ts), and 503 `provider_key_missing` when `ANTHROPIC_API_KEY` is unset and the
+ * client brought no credential, before translating the body. Headers: `content-type`, `accept`, `accept-encoding: identity` (the log
  * reads the answer), the credential, the client's forwarded headers, and `anthropic-version: 2023-06-01` unless the
  * client sent its own.
  */
@@ -96,12 +97,10 @@ export const anthropic: ProviderTransport = {
 
   buildRequest(call: ProviderCall, endpoint: EndpointName, translator: Translator): UpstreamRequest {
     const { config } = call;
+    assertProviderConfigured(config, process.env);
     const credential = call.clientCredential ?? null;
     if (credential === null && !config.apiKey) {
       throw providerKeyMissing('anthropic', 'ANTHROPIC_API_KEY');
-    }
-    if (!config.baseUrl) {
-      throw new GatewayError(500, 'The anthropic provider has no base URL: set providers.anthropic.base-url', 'server_error', 'provider_not_configured');
     }
     const body = translator.translateRequest(call);
     const headers: Record<string, string> = {

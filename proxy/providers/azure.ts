@@ -6,10 +6,11 @@
  * Source: https://learn.microsoft.com/en-us/azure/ai-services/openai/reference
  */
 import type { EndpointName } from '../endpoints/types.ts';
-import { GatewayError, providerKeyMissing } from '../errors.ts';
+import { providerKeyMissing } from '../errors.ts';
 import { errorTypeForStatus, redactSecrets, unreadableProviderError } from '../translators/shared/provider-errors.ts';
 import { isRecord, parseJson } from '../translators/shared/values.ts';
 import type { ProviderError, Translator } from '../translators/types.ts';
+import { assertProviderConfigured } from './not-configured.ts';
 import { copyOpenAIHeaders } from './openai-headers.ts';
 import type { ProviderCall, ProviderTransport, UpstreamRequest } from './types.ts';
 
@@ -18,18 +19,11 @@ export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
 
 /**
  * The resource's root URL: `providers.azure.base-url` without trailing slashes or a final `/openai`.
- * @throws {GatewayError} 500 `provider_not_configured` when it is unset.
+ * @throws {GatewayError} 400 `provider_not_configured` when it is unset (./not-configured.ts).
  */
 function azureRoot(call: ProviderCall): string {
   const { config } = call;
-  if (!config.baseUrl) {
-    throw new GatewayError(
-      500,
-      'The azure provider has no endpoint: set providers.azure.base-url (e.g. https://<resource>.openai.azure.com)',
-      'server_error',
-      'provider_not_configured',
-    );
-  }
+  assertProviderConfigured(config, process.env);
   return config.baseUrl.replace(/\/+$/, '').replace(/\/openai$/i, '');
 }
 
@@ -37,7 +31,7 @@ function azureRoot(call: ProviderCall): string {
  * The Azure OpenAI URL of a call: `{baseUrl}/openai/deployments/{deployment}/chat/completions?api-version={v}`
  * (`/embeddings` for embeddings), where deployment = `config.deployments[model] ?? model` (URL-encoded) and
  * v = `config.apiVersion ?? 2024-10-21`. A base URL that already ends in `/openai` is not doubled.
- * @throws {GatewayError} 500 `provider_not_configured` when `providers.azure.base-url` is unset.
+ * @throws {GatewayError} 400 `provider_not_configured` when `providers.azure.base-url` is unset.
  */
 export function azureUrl(call: ProviderCall, endpoint: EndpointName): URL {
   const { config } = call;
@@ -53,7 +47,7 @@ export function azureUrl(call: ProviderCall, endpoint: EndpointName): URL {
  * (it defaults to `v1`) and no deployment in the path: the deployment is the body's `model`.
  * Source: Microsoft Learn, "Azure OpenAI Responses API" (https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses)
  * and the v1 API reference ("API version lifecycle").
- * @throws {GatewayError} 500 `provider_not_configured` when `providers.azure.base-url` is unset.
+ * @throws {GatewayError} 400 `provider_not_configured` when `providers.azure.base-url` is unset.
  */
 export function azureResponsesUrl(call: ProviderCall): URL {
   return new URL(`${azureRoot(call)}/openai/v1/responses${call.resource?.path ?? ''}`);
@@ -106,7 +100,7 @@ function responsesBody(call: ProviderCall, translator: Translator): Buffer {
  * header `api-key: <AZURE_OPENAI_API_KEY>` (no `Authorization`) and `x-ms-client-request-id: <gateway request id>`;
  * with the client's own credential (`Svc-Auth`), its `Authorization` as sent or its `x-api-key` as `api-key`.
  * Chat and embeddings, and Messages translated to chat; the Responses API natively at its v1 path
- * ({@link azureResponsesUrl}, the client's `x-codex-*`/`openai-*` headers sent on). `buildRequest` throws GatewayError 500 `provider_not_configured` when the base URL is missing
+ * ({@link azureResponsesUrl}, the client's `x-codex-*`/`openai-*` headers sent on). `buildRequest` throws GatewayError 400 `provider_not_configured` when the base URL is missing
  * and 503 `provider_key_missing` when the key is (and the client brought none). Error statuses go through
  * {@link mapAzureError}.
  */

@@ -9,12 +9,14 @@
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html.
  */
 import type { EndpointName } from '../endpoints/types.ts';
-import { badRequest, GatewayError, providerKeyMissing } from '../errors.ts';
+import { bedrockRegion, missingProviderSetting } from '../../shared/provider-settings.ts';
+import { badRequest, providerKeyMissing } from '../errors.ts';
 import { fallbackErrorMessage } from '../translators/shared/provider-errors.ts';
 import { isRecord, parseJson } from '../translators/shared/values.ts';
 import type { ProviderError, Translator } from '../translators/types.ts';
 import { bedrockErrorType, exceptionName } from '../translators/wire/bedrock.ts';
 import { awsCredentialsFromEnv, signBedrockRequest, type AwsEnv } from './aws-sigv4.ts';
+import { providerNotConfigured } from './not-configured.ts';
 import type { ProviderCall, ProviderTransport, UpstreamRequest } from './types.ts';
 
 /** What to set for Bedrock's credentials: SigV4 keys, or a Bedrock API key (bearer token). */
@@ -84,7 +86,7 @@ function actionOf(endpoint: EndpointName, stream: boolean): string {
  * its `Authorization` as sent, or its `x-api-key` as `Authorization: Bearer <key>`). A non-empty
  * `providers.bedrock.base-url` replaces the regional host. Region: `providers.bedrock.region`, else `AWS_REGION`,
  * else `AWS_DEFAULT_REGION`.
- * `buildRequest` throws GatewayError 500 `provider_not_configured` when the region is missing, 503
+ * `buildRequest` throws GatewayError 400 `provider_not_configured` when the region is missing (./not-configured.ts), 503
  * `provider_key_missing` when the credentials are, and 400 `unsupported_model` for a Messages request to a model
  * that is not Anthropic's (no translator from Messages to the other models' formats yet), all before translating
  * the body; it rejects when the signer cannot be loaded.
@@ -100,15 +102,8 @@ export function createBedrockTransport(options: BedrockTransportOptions = {}): P
 
     async buildRequest(call: ProviderCall, endpoint: EndpointName, translator: Translator): Promise<UpstreamRequest> {
       const { config } = call;
-      const region = config.region || env.AWS_REGION || env.AWS_DEFAULT_REGION;
-      if (!region) {
-        throw new GatewayError(
-          500,
-          'The bedrock provider has no region: set providers.bedrock.region or AWS_REGION',
-          'server_error',
-          'provider_not_configured',
-        );
-      }
+      const region = bedrockRegion(config.region, env);
+      if (region === undefined) throw providerNotConfigured('bedrock', missingProviderSetting(config, env)!);
       const client = call.clientCredential ?? null;
       const credentials = client === null ? awsCredentialsFromEnv(env) : null;
       const bearer = client !== null ? (client.authorization ?? `Bearer ${client.apiKey!}`) : env.AWS_BEARER_TOKEN_BEDROCK ? `Bearer ${env.AWS_BEARER_TOKEN_BEDROCK}` : null;

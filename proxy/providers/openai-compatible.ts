@@ -25,6 +25,7 @@ import { providerKeyMissing } from '../errors.ts';
 import { errorTypeForStatus, redactSecrets, unreadableProviderError } from '../translators/shared/provider-errors.ts';
 import { isRecord, parseJson } from '../translators/shared/values.ts';
 import type { Dialect, ProviderError, Translator, WireFormat } from '../translators/types.ts';
+import { assertProviderConfigured } from './not-configured.ts';
 import { copyOpenAIHeaders } from './openai-headers.ts';
 import type { ProviderCall, ProviderTransport, UpstreamRequest } from './types.ts';
 
@@ -96,9 +97,10 @@ function urlOf(cache: Map<string, URL>, base: string, endpoint: EndpointName, wi
 /**
  * Creates the transport of one OpenAI-compatible provider serving `endpoints` (OpenAI's wire formats at each;
  * Messages and Responses through their translators to chat completions), with `native` overriding the wire format
- * at the endpoint kinds it speaks natively (OpenAI: {@link OPENAI_NATIVE}). `buildRequest` throws GatewayError 503
- * `provider_key_missing` when the provider needs a key (`PROVIDERS[name].keyEnv`), has none, and the client brought
- * none.
+ * at the endpoint kinds it speaks natively (OpenAI: {@link OPENAI_NATIVE}). `buildRequest` throws GatewayError 400
+ * `provider_not_configured` when the config has no base URL (only a config built by hand: `providers:` gives each a
+ * default; ./not-configured.ts), and 503 `provider_key_missing` when the provider needs a key
+ * (`PROVIDERS[name].keyEnv`), has none, and the client brought none.
  */
 export function openAICompatible(
   name: ProviderName,
@@ -114,6 +116,7 @@ export function openAICompatible(
     wireFormats,
     nativeErrorDialects: WRAPPED_ERRORS.has(name) ? [] : OPENAI_ERROR_DIALECTS,
     buildRequest(call: ProviderCall, endpoint: EndpointName, translator: Translator): UpstreamRequest {
+      assertProviderConfigured(call.config, process.env);
       const url = urlOf(urlCache, call.config.baseUrl, endpoint, translator.wireFormat, call);
       const credential = call.clientCredential ?? null;
       if (credential === null && !call.config.apiKey && keyEnv !== null) throw providerKeyMissing(name, keyEnv);

@@ -63,8 +63,8 @@ export interface ProviderTransport {
    * Builds the upstream request: URL, headers (credentials, signature) and the body, which it asks `translator`
    * for (`translator.translateRequest(call)`) once its own checks have passed, so a missing setting is reported
    * before a body the wire format cannot express.
-   * @throws {import('../errors.ts').GatewayError} (500, `provider_not_configured`) when required config such as a
-   *   region or base URL is missing, (503, `provider_key_missing`) when the credentials are, or what the
+   * @throws {import('../errors.ts').GatewayError} (400, `provider_not_configured`, ./not-configured.ts) when required
+   *   config such as a region or base URL is missing, (503, `provider_key_missing`) when the credentials are, or what the
    *   translator throws (400).
    */
   buildRequest(call: ProviderCall, endpoint: EndpointName, translator: Translator): UpstreamRequest | Promise<UpstreamRequest>;
