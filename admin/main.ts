@@ -104,7 +104,7 @@ async function main(): Promise<void> {
  */
 function loadConfigOrExit(): GatewayConfig {
   try {
-    return loadConfig(configPathFrom(process.argv.slice(2)));
+    return loadConfig(configPathFrom(process.argv.slice(2)), process.env, { checkRouterMembers: false });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`admin: invalid configuration: ${err.message}`);

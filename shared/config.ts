@@ -667,6 +667,16 @@ function controlPlaneUrl(configured: string | undefined, env: NodeJS.ProcessEnv)
   return fromEnv;
 }
 
+/** What {@link buildConfig} checks beyond the document itself. */
+export interface ConfigOptions {
+  /**
+   * Refuse a router member whose provider lacks a setting it cannot work without ({@link checkRouterMembers}),
+   * read partly from the environment (`AWS_REGION`). Default true; false for admin, which routes nothing and may
+   * run on a machine whose environment is not the proxy's.
+   */
+  checkRouterMembers?: boolean;
+}
+
 /**
  * Validates a parsed YAML document and returns the typed configuration with defaults applied.
  * @param doc the parsed YAML (any shape).
@@ -674,13 +684,13 @@ function controlPlaneUrl(configured: string | undefined, env: NodeJS.ProcessEnv)
  * @throws {ConfigError} naming the key path and the problem (unknown key, wrong type, unknown provider or strategy,
  *   a router member without a setting it cannot be reached without: {@link checkRouterMembers}).
  */
-export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, source = 'gateway.yaml'): GatewayConfig {
+export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, source = 'gateway.yaml', options: ConfigOptions = {}): GatewayConfig {
   const [error, raw] = validateValue(doc ?? {}, GatewayConfigSchema);
   if (error) throw new ConfigError(`${source}: ${describeStructError(error)}`);
 
   const providers = toProviders(raw.providers, env, source);
   const routers = toRouters(raw.routers, source);
-  checkRouterMembers(routers, providers, env, source);
+  if (options.checkRouterMembers !== false) checkRouterMembers(routers, providers, env, source);
   const features: Features = raw.svc?.features ?? 'observability';
   const g = raw.global?.['rate-limit'];
   const global: RateLimitLevel = { perApiKey: toGcra(g?.['per-api-key']), perUser: toGcra(g?.['per-user']) };
@@ -734,7 +744,7 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
  * @param file path to a YAML file; defaults to `--config`, then `GATEWAY_CONFIG`, then `./gateway.yaml`.
  * @throws {ConfigError} when the file is unreadable, not YAML, or invalid.
  */
-export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env, options: ConfigOptions = {}): GatewayConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -747,7 +757,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   } catch (err) {
     throw new ConfigError(`${file}: not valid YAML (${(err as Error).message})`);
   }
-  return buildConfig(doc, env, file);
+  return buildConfig(doc, env, file, options);
 }
 
 /**

@@ -130,3 +130,12 @@ test('the proxy starts with a bedrock router member whose region comes from AWS_
   await exited;
   assert.equal(outcome, 'ready', out);
 });
+
+test("admin's load (checkRouterMembers: false) accepts a router member the proxy would refuse: admin routes nothing and may run without the proxy's AWS_REGION", () => {
+  const config = buildConfig(router(['bedrock', 'azure']), {}, 'gateway.yaml', { checkRouterMembers: false });
+  assert.deepEqual(
+    config.routers.main!.chat.providers.map((p) => p.provider),
+    ['bedrock', 'azure'],
+  );
+  refused(router(['bedrock', 'azure']), {}, `gateway.yaml: routers.main.load-balance.chat.providers.0: ${BEDROCK_NEEDS}`);
+});
