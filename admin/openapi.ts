@@ -10,7 +10,8 @@
  * `POST /v1/experiment/dataset/{datasetId}/query` lists a dataset's rows. Beyond the reference, for
  * the web console and any other client: keyset paging (`before`) and `POST /v1/request/count`, `POST /v1/dashboard/query` (totals, series, breakdowns), sessions
  * (`POST /v1/session/query`, `GET /v1/session/{sessionId}`),
- * `POST /v1/experiment/dataset` (the newest matching requests) and the revoked state of API keys. What the
+ * `POST /v1/experiment/dataset` (the newest matching requests), changing a dataset (adding requests by
+ * id, removing one, renaming, deleting) and exporting it as JSON Lines, and the revoked state of API keys. What the
  * reference's `SvcRequest` has no member for is shown under reserved `svc-` names in `properties`
  * (see {@link SVC_PROPERTIES}), and `llmSchema` is also built from Anthropic Messages bodies.
  * A test enumerates the registered routes and asserts each is documented here and vice versa.
@@ -390,6 +391,56 @@ const OWN_SCHEMAS: Record<string, Schema> = {
     additionalProperties: false,
   },
   DatasetId: { type: 'object', properties: { datasetId: str }, required: ['datasetId'], additionalProperties: false },
+  AddDatasetRequestsParams: {
+    type: 'object',
+    properties: {
+      requestIds: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 1000,
+        items: { type: 'string', format: 'uuid' },
+        description: 'Request ids of the organization, appended in this order; more than 1000 is a 413.',
+      },
+    },
+    required: ['requestIds'],
+    additionalProperties: false,
+  },
+  DatasetRequestsAdded: {
+    type: 'object',
+    properties: {
+      added: { type: 'integer', description: 'Rows appended.' },
+      skipped: { type: 'integer', description: 'Ids already in the dataset or repeated in the list.' },
+      rows: { type: 'integer', description: 'How many requests the dataset now holds.' },
+    },
+    required: ['added', 'skipped', 'rows'],
+    additionalProperties: false,
+  },
+  RenameDatasetParams: {
+    type: 'object',
+    properties: { datasetName: { type: 'string', minLength: 1, maxLength: 200 } },
+    required: ['datasetName'],
+    additionalProperties: false,
+  },
+  DatasetExportLine: {
+    type: 'object',
+    description: 'One line of a dataset export (application/x-ndjson): a row of the dataset with its request.',
+    properties: {
+      request_id: str,
+      position: int,
+      created_at: isoTime('When the request was made.'),
+      provider: { type: 'string', description: "The gateway's provider name (openai, anthropic, …)." },
+      model: { type: 'string', nullable: true, description: 'The requested model, without the provider prefix.' },
+      response_model: { type: 'string', nullable: true, description: 'The model the provider answered with.' },
+      status: int,
+      request_body: {},
+      response_body: {},
+      prompt_inputs: { allOf: [ref('Record_string.any_')], nullable: true, description: 'Managed-prompt inputs; null without a managed prompt.' },
+      prompt_version_id: { type: 'string', nullable: true },
+      scores: { allOf: [ref('Record_string.number_')], description: 'Score name → value (a boolean score as 1 or 0); {} without scores.' },
+    },
+    required: ['request_id', 'position', 'created_at', 'provider', 'model', 'response_model', 'status', 'request_body', 'response_body', 'prompt_inputs', 'prompt_version_id', 'scores'],
+    additionalProperties: false,
+  },
   VersionId: { type: 'object', properties: { id: str }, required: ['id'], additionalProperties: false },
   ApiKey: {
     type: 'object',
@@ -464,7 +515,7 @@ const OWN_SCHEMAS: Record<string, Schema> = {
   Health: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] },
 };
 
-type Method = 'get' | 'post' | 'delete';
+type Method = 'get' | 'post' | 'delete' | 'patch';
 interface OperationSpec {
   id: string;
   tag: string;
@@ -477,6 +528,8 @@ interface OperationSpec {
   body?: Schema;
   /** Schema of the 200 body. */
   ok: Schema;
+  /** Media type of the 200 body (default application/json); errors are JSON envelopes whatever it is. */
+  okType?: string;
   /**
    * Extra error statuses beyond 401/503, 400/413 with a body, 400 with query parameters (each is
    * validated) and 404 with path parameters.
@@ -502,7 +555,7 @@ function operation(spec: OperationSpec): Schema {
   if (spec.query && Object.keys(spec.query).length > 0) statuses.add(400);
   if (spec.params?.length && !spec.neverNotFound) statuses.add(404);
   for (const s of spec.errors ?? []) statuses.add(s);
-  const responses: Record<string, unknown> = { 200: { description: 'Ok', content: { 'application/json': { schema: spec.ok } } } };
+  const responses: Record<string, unknown> = { 200: { description: 'Ok', content: { [spec.okType ?? 'application/json']: { schema: spec.ok } } } };
   for (const s of [...statuses].sort()) {
     responses[String(s)] = { description: ERROR_TEXT[s] ?? 'Error', content: { 'application/json': { schema: ref('ResultError_string_') } } };
   }
@@ -795,6 +848,54 @@ const OPERATIONS: Record<string, Partial<Record<Method, OperationSpec>>> = {
       params: ['datasetId'],
       body: obj({ offset: { type: 'integer', minimum: 0, maximum: 1_000_000_000 }, limit: { type: 'integer', minimum: 1, maximum: 10_000 } }, [], false),
       ok: envelope(arrayOf(ref('DatasetRow'))),
+    },
+  },
+  '/v1/experiment/dataset/{datasetId}': {
+    patch: {
+      id: 'RenameDataset',
+      tag: 'Dataset',
+      summary: 'Renames a dataset (1–200 characters).',
+      params: ['datasetId'],
+      body: ref('RenameDatasetParams'),
+      ok: envelope(ref('DatasetResult')),
+    },
+    delete: {
+      id: 'DeleteDataset',
+      tag: 'Dataset',
+      summary: 'Deletes a dataset and its rows; the logged requests stay.',
+      params: ['datasetId'],
+      ok: envelope(nullValue),
+    },
+  },
+  '/v1/experiment/dataset/{datasetId}/request': {
+    post: {
+      id: 'AddDatasetRequests',
+      tag: 'Dataset',
+      summary:
+        "Appends requests to a dataset by id, in the order given (positions after the last row); ids already in it or repeated are skipped. 1–1000 ids (more: 413). All or nothing: when an id is not one of the organization's requests (unknown, or another organization's), a 404 names the ids and nothing is added.",
+      params: ['datasetId'],
+      body: ref('AddDatasetRequestsParams'),
+      ok: envelope(ref('DatasetRequestsAdded')),
+    },
+  },
+  '/v1/experiment/dataset/{datasetId}/request/{requestId}': {
+    delete: {
+      id: 'RemoveDatasetRequest',
+      tag: 'Dataset',
+      summary: 'Removes a request from a dataset (the logged request stays); the later rows move up, so positions stay 0..n-1. 404 when the request is not in the dataset.',
+      params: ['datasetId', 'requestId'],
+      ok: envelope(nullValue),
+    },
+  },
+  '/v1/experiment/dataset/{datasetId}/export': {
+    get: {
+      id: 'ExportDataset',
+      tag: 'Dataset',
+      summary:
+        "A dataset's rows as JSON Lines (application/x-ndjson, an attachment named after the dataset): one DatasetExportLine per row, in order, streamed page by page. Errors before the first line are JSON envelopes; a failure later cuts the connection. Rows removed while an export runs can make it miss a row; export again for an exact copy.",
+      params: ['datasetId'],
+      ok: ref('DatasetExportLine'),
+      okType: 'application/x-ndjson',
     },
   },
 };

@@ -14,12 +14,14 @@
  *   `{request_id, position, created_at, request_body, response_body}` (`created_at`: the request's).
  * - `POST /v1/experiment/dataset/{datasetId}/inputs/query` {offset?, limit?} (the reference's
  *   GetDataset) → PromptInputRecord[]: each row's managed-prompt inputs (see {@link toInputRecord}).
+ * Adding requests to a dataset, removing one, renaming, deleting and exporting: manage-routes.ts.
  */
 import type Router from '@koa/router';
 import type { Sql } from '../../db.ts';
 import { auth, HttpError, ok } from '../../http.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
 import { DatasetRowsBody, ListDatasetsBody, NewestDatasetBody, RandomDatasetBody } from './schema.ts';
+import { datasetManageRoutes } from './manage-routes.ts';
 import { createNewestDataset, createRandomDataset, datasetRows, listDatasets, type DatasetRequestRow } from './store.ts';
 
 /**
@@ -45,7 +47,7 @@ function toInputRecord(r: DatasetRequestRow): Record<string, unknown> {
   };
 }
 
-/** Registers the dataset routes. `maxBodyBytes` bounds request bodies. */
+/** Registers the dataset routes (those of manage-routes.ts too). `maxBodyBytes` bounds request bodies. */
 export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): void {
   router.post('/v1/experiment/dataset', async (ctx) => {
     const body = await readSafeBody(ctx, NewestDatasetBody, maxBodyBytes);
@@ -88,4 +90,6 @@ export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): v
       })),
     );
   });
+
+  datasetManageRoutes(router, sql, maxBodyBytes);
 }
