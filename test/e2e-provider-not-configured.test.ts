@@ -82,3 +82,23 @@ describe('bedrock with its region from AWS_REGION', () => {
     }
   });
 });
+
+describe('providers without their required setting and without credentials either', () => {
+  let proxy: Started;
+  before(async () => {
+    const config = { svc: { features: 'none' }, routers: { default: { 'load-balance': { chat: { strategy: 'latency', providers: ['openai'] } } } } };
+    const noCredentials = { AZURE_OPENAI_API_KEY: '', AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_BEARER_TOKEN_BEDROCK: '', AWS_PROFILE: '' };
+    proxy = await startProcess('proxy/main.ts', { GATEWAY_PORT: '0', AWS_REGION: '', AWS_DEFAULT_REGION: '', ...noCredentials }, 'proxy.ready', ['--config', writeConfig(config)]);
+  });
+  after(async () => {
+    await stopProcess(proxy);
+  });
+
+  test('the missing setting is named (400), not the missing key (503): a key alone would not make the provider work', async () => {
+    for (const [model, message] of [['azure/gpt-4o', AZURE], ['bedrock/amazon.nova-lite-v1:0', BEDROCK]] as const) {
+      const res = await post(proxy, '/ai/chat/completions', { model, messages });
+      assert.equal(res.status, 400, model);
+      assert.deepEqual(await res.json(), { error: { message, type: 'invalid_request_error', param: 'model', code: 'provider_not_configured' } }, model);
+    }
+  });
+});

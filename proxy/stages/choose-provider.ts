@@ -7,6 +7,7 @@
  */
 import { isProviderName } from '../../shared/providers.ts';
 import { badRequest, providerKeyMissing } from '../errors.ts';
+import { assertProviderConfigured } from '../providers/not-configured.ts';
 import { clientCredential } from '../pipeline/headers.ts';
 import { bindingFor, hasProvider } from '../providers/index.ts';
 import type { RequestContext } from '../pipeline/context.ts';
@@ -67,6 +68,9 @@ export function chooseProvider(ctx: RequestContext): void {
   }
   if (credential === null) {
     const missing = ctx.gw.keyMissing.get(ctx.provider);
+    // A provider lacking a setting too is one this gateway does not offer (400): say that first, since a key
+    // alone would not make it work.
+    if (missing !== undefined) assertProviderConfigured(ctx.gw.config.providers[ctx.provider], process.env);
     if (missing !== undefined) throw providerKeyMissing(ctx.provider, missing);
   }
   ctx.binding = binding;
