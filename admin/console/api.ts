@@ -262,6 +262,53 @@ async function call<T>(key: string, method: string, path: string, body: unknown,
   return env.data;
 }
 
+/** What `POST /v1/experiment/dataset/{id}/request` did: rows appended, ids skipped (present or repeated), rows now held. */
+export interface AddedToDataset {
+  added: number;
+  skipped: number;
+  rows: number;
+}
+
+/** A downloaded file: its bytes and the name the server gave it (Content-Disposition). */
+export interface Download {
+  blob: Blob;
+  fileName: string;
+}
+
+/**
+ * The file name of a Content-Disposition header: the UTF-8 `filename*` when present, else the
+ * quoted `filename`, else `fallback`.
+ */
+function dispositionFileName(header: string | null, fallback: string): string {
+  const extended = /filename\*=UTF-8''([^;]+)/i.exec(header ?? '');
+  if (extended) {
+    try {
+      return decodeURIComponent(extended[1]!);
+    } catch {
+      // A malformed escape: the plain filename below still names it.
+    }
+  }
+  return /filename="([^"]*)"/i.exec(header ?? '')?.[1] || fallback;
+}
+
+/**
+ * GETs a file route with the key (a plain link cannot send the Authorization header).
+ * @throws {ApiError} on a network failure or any non-2xx answer (with the envelope's message).
+ */
+async function download(key: string, path: string, fallbackName: string): Promise<Download> {
+  let res: Response;
+  try {
+    res = await fetch(path, { headers: { authorization: 'Bearer ' + key } });
+  } catch (err) {
+    throw new ApiError(0, `cannot reach admin: ${(err as Error).message}`);
+  }
+  if (!res.ok) throw new ApiError(res.status, await failureMessage(res));
+  const blob = await res.blob().catch((err: Error) => {
+    throw new ApiError(0, `the download was cut: ${err.message}`);
+  });
+  return { blob, fileName: dispositionFileName(res.headers.get('content-disposition'), fallbackName) };
+}
+
 /** How many requests `POST /v1/experiment/dataset` takes without a `limit`: the newest 1,000. */
 export const DATASET_DEFAULT_ROWS = 1_000;
 /** The most it takes (admin/validation.ts MAX_LIMIT). */
@@ -305,6 +352,17 @@ export function createApi(key: string) {
     /** A dataset of the `limit` (at most {@link DATASET_MAX_ROWS}; default {@link DATASET_DEFAULT_ROWS}) newest requests matching `filter`. */
     createDataset: (datasetName: string, filter: FilterNode, limit?: number) =>
       env<{ datasetId: string; rows: number }>('POST', '/v1/experiment/dataset', { datasetName, filter, ...(limit ? { limit } : {}) }),
+    /** Appends requests `requestIds` (at most 1,000) to dataset `id`, skipping those already in it. */
+    addToDataset: (id: string, requestIds: string[]) => env<AddedToDataset>('POST', `/v1/experiment/dataset/${encodeURIComponent(id)}/request`, { requestIds }),
+    /** Removes request `requestId` from dataset `id` (the request stays logged). */
+    removeFromDataset: (id: string, requestId: string) =>
+      env<null>('DELETE', `/v1/experiment/dataset/${encodeURIComponent(id)}/request/${encodeURIComponent(requestId)}`),
+    /** Renames dataset `id` (1–200 characters). */
+    renameDataset: (id: string, datasetName: string) => env<Dataset>('PATCH', `/v1/experiment/dataset/${encodeURIComponent(id)}`, { datasetName }),
+    /** Deletes dataset `id` and its rows (the requests stay logged). */
+    deleteDataset: (id: string) => env<null>('DELETE', `/v1/experiment/dataset/${encodeURIComponent(id)}`),
+    /** Dataset `id`'s rows as JSON Lines (one object per row), as a file to save. */
+    exportDataset: (id: string) => download(key, `/v1/experiment/dataset/${encodeURIComponent(id)}/export`, `dataset-${id}.jsonl`),
     /** Records (or replaces) the user's thumbs up (`rating` true) or down on request `id`. */
     giveFeedback: (id: string, rating: boolean) => env<null>('POST', `/v1/request/${encodeURIComponent(id)}/feedback`, { rating }),
     /**

@@ -7,6 +7,7 @@ import type { RequestInputs, SvcRequest } from '../api.ts';
 import { useKeydown, useLoad } from '../hooks.ts';
 import { isTyping } from '../router.ts';
 import { useSession } from '../session.tsx';
+import { AddToDataset } from './add-to-dataset.tsx';
 import { Conversation } from './conversation.tsx';
 import { JsonView } from './json-view.tsx';
 import type { FeedbackPatch } from './feedback-control.tsx';
@@ -49,6 +50,7 @@ export function RequestDetail({ id, onClose, onRated }: { id: string; onClose: (
           ×
         </button>
       </header>
+      <AddToDataset requestId={id} />
       {!shown && loading && <p className="muted pad">Loading…</p>}
       {shown && (
         <div className="detail-body">

@@ -1,9 +1,10 @@
 /**
  * Datasets: the organization's datasets (newest first) and the rows of the open one. A dataset is
- * made on the Requests page from its current filter.
+ * made on the Requests page from its current filter. The open one can be exported (a JSON Lines
+ * file, one object per row), renamed and deleted (asked to confirm, in place), and each row removed.
  */
-import { useEffect } from 'react';
-import type { DatasetRow } from '../api.ts';
+import { useEffect, useState, type FormEvent } from 'react';
+import type { Dataset, DatasetRow } from '../api.ts';
 import { LoadMore } from '../components/load-more.tsx';
 import { formatInt, formatTime } from '../format.ts';
 import { useLoad } from '../hooks.ts';
@@ -24,13 +25,130 @@ function preview(body: unknown): string {
   return `${typeof b.model === 'string' ? b.model + ' · ' : ''}${text.slice(0, 160)}`;
 }
 
+/** Saves `blob` as file `fileName` through a temporary link (the browser's download). */
+function saveFile(blob: Blob, fileName: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = fileName;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  // Revoked later, not at once: some browsers read the URL after click() returns.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/**
+ * The open dataset's heading and actions: Export (downloads its rows as JSON Lines), Rename (in
+ * place) and Delete (asked to confirm). `onChanged` after a rename, `onDeleted` after a delete.
+ */
+function DatasetHead({ id, dataset, onChanged, onDeleted }: { id: string; dataset: Dataset | undefined; onChanged: () => void; onDeleted: () => void }) {
+  const { api, reportError } = useSession();
+  const [exporting, setExporting] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  // Another dataset opened: no question or form of the previous one stays up.
+  useEffect(() => {
+    setConfirming(false);
+    setRenaming(null);
+  }, [id]);
+
+  const exportRows = async () => {
+    setExporting(true);
+    try {
+      const file = await api.exportDataset(id);
+      saveFile(file.blob, file.fileName);
+    } catch (err) {
+      reportError(err);
+    } finally {
+      setExporting(false);
+    }
+  };
+  const remove = async () => {
+    try {
+      await api.deleteDataset(id);
+      onDeleted();
+    } catch (err) {
+      reportError(err);
+    }
+  };
+  const rename = async (e: FormEvent) => {
+    e.preventDefault();
+    const name = (renaming ?? '').trim();
+    if (!name) return reportError(new Error('name the dataset'));
+    try {
+      await api.renameDataset(id, name);
+      setRenaming(null);
+      reportError(null);
+      onChanged();
+    } catch (err) {
+      reportError(err);
+    }
+  };
+
+  return (
+    <header className="page-head">
+      {renaming === null ? (
+        <h2 data-testid="dataset-name">{dataset?.name ?? id}</h2>
+      ) : (
+        <form className="row" onSubmit={rename}>
+          <input data-testid="dataset-rename-input" maxLength={200} value={renaming} onChange={(e) => setRenaming(e.target.value)} autoFocus />
+          <button type="submit" data-testid="dataset-rename-save">
+            Save
+          </button>
+          <button type="button" className="ghost" onClick={() => setRenaming(null)}>
+            Cancel
+          </button>
+        </form>
+      )}
+      <button type="button" className="ghost" data-testid="dataset-export" disabled={exporting} onClick={() => void exportRows()}>
+        {exporting ? 'Exporting…' : 'Export JSONL'}
+      </button>
+      {renaming === null && (
+        <button type="button" className="ghost" data-testid="dataset-rename" onClick={() => setRenaming(dataset?.name ?? '')}>
+          Rename
+        </button>
+      )}
+      {confirming ? (
+        <>
+          <button type="button" className="danger" data-testid="dataset-delete-confirm" onClick={() => void remove()}>
+            Delete dataset now
+          </button>
+          <button type="button" className="ghost" onClick={() => setConfirming(false)}>
+            Keep
+          </button>
+        </>
+      ) : (
+        <button type="button" className="ghost" data-testid="dataset-delete" onClick={() => setConfirming(true)}>
+          Delete dataset
+        </button>
+      )}
+    </header>
+  );
+}
+
 /**
  * The dataset's rows, a page at a time. No total is shown: the reference's dataset list has no row
  * count, so the page says how many are shown and, once the last page came, that they are all.
+ * Remove takes a row out of the dataset (the request stays logged); the rows are then read again
+ * from the first page, since the later ones moved up a position.
  */
 function DatasetRows({ id }: { id: string }) {
-  const { api } = useSession();
-  const list = usePagedList<DatasetRow>((offset, limit) => api.datasetRows(id, offset, limit), [api, id], ROWS_PAGE, (r) => r.request_id);
+  const { api, reportError } = useSession();
+  const [generation, setGeneration] = useState(0);
+  const [removing, setRemoving] = useState<string | null>(null);
+  const list = usePagedList<DatasetRow>((offset, limit) => api.datasetRows(id, offset, limit), [api, id, generation], ROWS_PAGE, (r) => r.request_id);
+  const removeRow = async (requestId: string) => {
+    setRemoving(requestId);
+    try {
+      await api.removeFromDataset(id, requestId);
+      setGeneration((g) => g + 1);
+    } catch (err) {
+      reportError(err);
+    } finally {
+      setRemoving(null);
+    }
+  };
   if (list.rows.length === 0) {
     if (list.loading) return <p className="muted pad">Loading…</p>;
     return list.failed ? null : <p className="muted pad" data-testid="dataset-empty">This dataset holds no requests.</p>;
@@ -47,6 +165,7 @@ function DatasetRows({ id }: { id: string }) {
             <th>Request</th>
             <th>Created</th>
             <th>Preview</th>
+            <th />
           </tr>
         </thead>
         <tbody>
@@ -60,6 +179,11 @@ function DatasetRows({ id }: { id: string }) {
               </td>
               <td className="muted">{formatTime(r.created_at)}</td>
               <td className="ellipsis">{preview(r.request_body)}</td>
+              <td className="actions">
+                <button type="button" className="ghost" data-testid="dataset-row-remove" disabled={removing !== null} onClick={() => void removeRow(r.request_id)}>
+                  {removing === r.request_id ? 'Removing…' : 'Remove'}
+                </button>
+              </td>
             </tr>
           ))}
         </tbody>
@@ -100,7 +224,15 @@ export function DatasetsPage({ openId }: { openId: string | null }) {
       <div className="detail-pane">
         {openId ? (
           <>
-            <h2>{open?.name ?? openId}</h2>
+            <DatasetHead
+              id={openId}
+              dataset={open}
+              onChanged={reload}
+              onDeleted={() => {
+                navigate('datasets');
+                reload();
+              }}
+            />
             <DatasetRows id={openId} />
           </>
         ) : (
