@@ -135,6 +135,24 @@ describe('DELETE /v1/experiment/dataset/{datasetId}/request/{requestId}', () => 
   });
 });
 
+describe('positions under concurrent changes', () => {
+  test('adds and removes at the same time leave positions 0..n-1, each request once', async () => {
+    const id = await newDataset('few', 5);
+    const adds = Array.from({ length: 6 }, (_, i) => call(env, 'POST', ds(id, '/request'), { requestIds: bulk.slice(i * 20, i * 20 + 20) }));
+    const removes = [a[1], a[3]].map((r) => call(env, 'DELETE', ds(id, `/request/${r}`)));
+    for (const r of await Promise.all([...adds, ...removes])) assert.equal(r.status, 200, r.text);
+    const rows = await rowsOf(id);
+    assert.equal(rows.length, 5 - 2 + 120);
+    assert.equal(new Set(rows).size, rows.length);
+    assert.deepEqual(rows.slice(0, 3), [a[4], a[2], a[0]]);
+    // Each call's ids stay together and in their order (one call appends at once).
+    for (let i = 0; i < 6; i++) {
+      const at = rows.indexOf(bulk[i * 20]!);
+      assert.deepEqual(rows.slice(at, at + 20), bulk.slice(i * 20, i * 20 + 20));
+    }
+  });
+});
+
 describe('PATCH /v1/experiment/dataset/{datasetId}', () => {
   test('renames; 400 names datasetName; another organization gets a 404', async () => {
     const id = await newDataset('few', 1, env.keyA, 'before');
