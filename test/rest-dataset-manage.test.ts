@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { assertDocumented, assertError, assertSchema, call, ingest, logRecord, ownDoc, startRest, type RestEnv } from './rest-support.ts';
 import { validateSchema } from '../admin/openapi.ts';
+import { exportChunks } from '../admin/resources/datasets/export.ts';
 
 let env: RestEnv;
 /** Organization A's five requests, oldest first (a[4] the newest). */
@@ -150,6 +151,23 @@ describe('positions under concurrent changes', () => {
       const at = rows.indexOf(bulk[i * 20]!);
       assert.deepEqual(rows.slice(at, at + 20), bulk.slice(i * 20, i * 20 + 20));
     }
+  });
+});
+
+describe('positions left uneven by older data (a retention delete leaves a gap)', () => {
+  test('the export pages through gaps and ties once each; a removal renumbers 0..n-1', async () => {
+    const id = await newDataset('few', 5); // a[4] .. a[0] at 0..4
+    // A gap (a[3] gone from 1) and a tie (a[1] and a[0] both at 7), as no route writes them.
+    await env.db.sql`update dataset_row set position = case request_id when ${a[2]!} then 5 when ${a[1]!} then 7 when ${a[0]!} then 7 else position end where dataset_id = ${id}`;
+    await env.db.sql`delete from dataset_row where dataset_id = ${id} and request_id = ${a[3]!}`;
+    const tied = [a[1]!, a[0]!].sort();
+    const chunks: string[] = [];
+    for await (const chunk of exportChunks(env.db.sql, env.orgA, id, 1)) chunks.push(chunk);
+    assert.equal(chunks.length, 4, 'one row per page');
+    assert.deepEqual(chunks.map((c) => JSON.parse(c).request_id), [a[4], a[2], ...tied]);
+    for await (const _ of exportChunks(env.db.sql, env.orgB, id, 1)) assert.fail("another organization's rows are never read");
+    await call(env, 'DELETE', ds(id, `/request/${a[4]}`));
+    assert.deepEqual(await rowsOf(id), [a[2], ...tied]);
   });
 });
 
