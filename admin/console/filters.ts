@@ -20,6 +20,8 @@ export interface FilterLeaf {
     user_id?: TextOperators;
     status?: NumberOperators;
     request_created_at?: TimestampOperators;
+    /** When admin stored the row (PostgreSQL's now() of the storing statement): the order the live feed polls in. */
+    updated_at?: TimestampOperators;
     properties?: Record<string, TextOperators>;
     /** true: answered from the response cache (a hit); false: every other request. */
     cached?: { equals: boolean };
@@ -114,7 +116,13 @@ export function toFilterTree(f: RequestFilters, withRange = true): FilterNode {
   return and(nodes);
 }
 
-/** `filter` narrowed to rows created after `iso` (the poll for new rows). */
-export function newerThan(filter: FilterNode, iso: string): FilterNode {
-  return and([filter, { request_response_rmt: { request_created_at: { gt: iso } } }]);
+/**
+ * `filter` narrowed to rows admin stored at or after `iso` (`updated_at >= iso`, an ISO-8601
+ * date-time in ms): the live feed's poll (./request-feed.ts). `updated_at` and not the creation
+ * time, because a request is stored when it ends, so one that streamed for minutes is stored with
+ * an old `request_created_at`. `gte`, not `gt`: admin answers `updated_at` cut to the ms, so a row
+ * shown as stored at `iso` may have been stored after it within that ms.
+ */
+export function storedSince(filter: FilterNode, iso: string): FilterNode {
+  return and([filter, { request_response_rmt: { updated_at: { gte: iso } } }]);
 }

@@ -30,7 +30,7 @@ export function RequestsPage({ openId }: { openId: string | null }) {
       <div className="requests-list">
         <header className="page-head">
           <h1>Requests</h1>
-          <span className="muted" data-testid="request-count">
+          <span className="muted" data-testid="request-count" data-loaded={feed.rows.length}>
             {feed.total !== null ? `${formatInt(feed.total)} requests` : `${formatInt(feed.rows.length)}${feed.done ? '' : '+'} requests`}
           </span>
           <div className="spacer" />
