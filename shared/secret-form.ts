@@ -32,3 +32,53 @@ export function escapedSecretForm(secret: string | null): string | null {
   const escaped = JSON.stringify(secret).slice(1, -1).replaceAll('/', '\\/');
   return escaped === secret ? null : escaped;
 }
+
+/** JSON's two-character escapes (RFC 8259 §7), by the character they stand for. */
+const JSON_SHORT_ESCAPES: Readonly<Record<string, string>> = { '"': '\\"', '\\': '\\\\', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** Regex source matching the hex digits of `n` (`width` of them), a letter in either case. */
+function hexSource(n: number, width: number): string {
+  return [...n.toString(16).padStart(width, '0')].map((h) => (h >= 'a' ? `[${h}${h.toUpperCase()}]` : h)).join('');
+}
+
+/** Regex source matching the one character `c` (code unit below 0x100) as itself. */
+const literalSource = (c: number): string => `\\x${c.toString(16).padStart(2, '0')}`;
+
+/** Regex source matching a JSON escape of UTF-16 unit `u`: `\uXXXX` (either hex case), or its short escape. */
+function jsonEscapeSource(u: number): string {
+  const short = JSON_SHORT_ESCAPES[String.fromCharCode(u)];
+  const unicode = `\\\\u${hexSource(u, 4)}`;
+  return short === undefined ? unicode : `${unicode}|${[...short].map((c) => literalSource(c.charCodeAt(0))).join('')}`;
+}
+
+/** Regex source matching byte `b` (a latin1 character) as itself, JSON-escaped (ASCII only: JSON escapes code points, not bytes) or percent-encoded (`%XX`, its `%` possibly JSON-escaped). */
+function byteSource(b: number): string {
+  const forms = [literalSource(b), `(?:%|\\\\u0025)${hexSource(b, 2)}`];
+  if (b < 0x80) forms.push(jsonEscapeSource(b));
+  return `(?:${forms.join('|')})`;
+}
+
+/**
+ * A global RegExp matching a credential in its searched form ({@link secretForm}: latin1 text of UTF-8 bytes) in
+ * latin1 text however a provider may have encoded it, a character at a time: as itself; JSON-escaped (`\uXXXX` in
+ * either hex case, a UTF-16 surrogate pair beyond the BMP, or a two-character escape such as `\/`; RFC 8259 §7);
+ * percent-encoded per UTF-8 byte (`%XX` in either case, RFC 3986 §2.1), the `%` itself possibly written `\u0025`
+ * (a JSON string holding a percent-encoded key). Any mix of these, so the text a JSON parser, then a percent-decoder,
+ * makes of a match is the credential. Built on error paths only (a provider's error body or error event), where
+ * the plain and JSON.stringify forms were looked for first.
+ * @param secret a credential in its searched form, at least {@link MIN_SECRET_CHARS} characters.
+ * @returns a RegExp with the `g` flag (String.prototype.replace resets its lastIndex, so it may be shared).
+ */
+export function encodedSecretPattern(secret: string): RegExp {
+  const parts: string[] = [];
+  for (const ch of Buffer.from(secret, 'latin1').toString('utf8')) {
+    const bytes = [...Buffer.from(ch, 'utf8')].map(byteSource).join('');
+    if (ch.charCodeAt(0) < 0x80) {
+      parts.push(bytes);
+      continue;
+    }
+    const units = [...Array(ch.length).keys()].map((i) => `\\\\u${hexSource(ch.charCodeAt(i), 4)}`).join('');
+    parts.push(`(?:${bytes}|${units})`);
+  }
+  return new RegExp(parts.join(''), 'g');
+}

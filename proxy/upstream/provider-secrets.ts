@@ -26,12 +26,17 @@
  * stream carried an error event: ../observers/log-record.ts).
  *
  * Each secret is replaced by {@link REDACTED}, on the error paths also in its JSON-escaped form (`/` as `\/`: a
- * base64 key in a JSON error body; worked out at load for the configured key, `ProviderConfig.secretEscaped`).
+ * base64 key in a JSON error body; worked out at load for the configured key, `ProviderConfig.secretEscaped`), and,
+ * when the text holds a backslash or a percent sign, in any JSON escaping or percent-encoding of its characters, mixed
+ * as they may be (`sk\u002dprovider…`, `\u0073\u006B…`, `sk%2Dprovider…`: `encodedSecretPattern`,
+ * ../../shared/secret-form.ts), so neither the client, nor the log (admin parses the JSON body, undoing the
+ * escapes) gets a credential a provider echoed encoded. The match replaces the encoded run in place, so the rest of
+ * an error body stays as the provider wrote it.
  * Matching is on bytes: header values and bodies are
  * read as latin1 (one character per byte), so a body that is not UTF-8 keeps its other bytes.
  */
 import type { ProviderConfig } from '../../shared/config.ts';
-import { asBytes, escapedSecretForm, secretForm } from '../../shared/secret-form.ts';
+import { asBytes, encodedSecretPattern, escapedSecretForm, secretForm } from '../../shared/secret-form.ts';
 import type { ProviderCall, UpstreamRequest } from '../providers/types.ts';
 import { redactSecrets } from '../translators/shared/provider-errors.ts';
 
@@ -91,9 +96,18 @@ function escapedOf(secret: string | null, config: ProviderConfig | undefined): s
   return escapedSecretForm(secret);
 }
 
-/** `text` (latin1) less secrets `a` and `b` (either null), each as written and JSON-escaped ({@link escapedOf}). */
+/**
+ * `text` (latin1) less secrets `a` and `b` (either null), each as written and JSON-escaped ({@link escapedOf}), then
+ * in any other encoding ({@link patternOf}) when `text` holds an escape or a percent sign.
+ */
 function withoutSecrets(text: string, a: string | null, b: string | null, config: ProviderConfig | undefined): string {
-  return withoutSecret(withoutSecret(text, a, escapedOf(a, config)), b, escapedOf(b, config));
+  text = withoutSecret(text, a, escapedOf(a, config));
+  text = withoutSecret(text, b, escapedOf(b, config));
+  // Only a backslash or a percent sign can hide a credential from the two exact searches above.
+  if (!text.includes('\\') && !text.includes('%')) return text;
+  if (a !== null) text = text.replace(patternOf(a, config), REDACTED);
+  if (b !== null) text = text.replace(patternOf(b, config), REDACTED);
+  return text;
 }
 
 /** `text` less `secret` (null: nothing) and its JSON-escaped form `escaped` (null: none). */
@@ -104,10 +118,28 @@ function withoutSecret(text: string, secret: string | null, escaped: string | nu
   return text;
 }
 
+/** The provider's configured key's {@link encodedSecretPattern}, built on its first error, by config. */
+const configuredPatterns = new WeakMap<ProviderConfig, { secret: string; pattern: RegExp }>();
+
 /**
- * A provider's error body with secrets `a` and `b` (either null) replaced by {@link REDACTED}, as written or
- * JSON-escaped (`/` as `\/`: an error body is JSON, and an encoder may escape a base64 key's `/`), then the key
- * shapes `redactSecrets` knows (`sk-…`, `sk-ant-…` → `sk-***`).
+ * The pattern of `secret` in any encoding (`encodedSecretPattern`: JSON escapes, percent-encoding, mixed), one of an
+ * attempt's secrets: the configured key's is kept with its config after its first use; another's (a client's own
+ * credential) is built here. Error paths only, and only for text holding an escape or a percent sign.
+ */
+function patternOf(secret: string, config: ProviderConfig | undefined): RegExp {
+  if (config === undefined || secret !== configuredSecret(config)) return encodedSecretPattern(secret);
+  const kept = configuredPatterns.get(config);
+  if (kept !== undefined && kept.secret === secret) return kept.pattern;
+  const pattern = encodedSecretPattern(secret);
+  configuredPatterns.set(config, { secret, pattern });
+  return pattern;
+}
+
+/**
+ * A provider's error body with secrets `a` and `b` (either null) replaced by {@link REDACTED}, as written,
+ * JSON-escaped (`/` as `\/`: an error body is JSON, and an encoder may escape a base64 key's `/`) or in any other
+ * JSON escaping or percent-encoding of its characters ({@link withoutSecrets}), then the key shapes `redactSecrets`
+ * knows (`sk-…`, `sk-ant-…` → `sk-***`).
  * @param config the attempt's provider config: where the configured key's escaped form was worked out.
  * @returns `body` itself when nothing was redacted, else a new buffer (shorter or longer).
  */
@@ -119,8 +151,8 @@ export function redactErrorBody(body: Buffer, a: string | null, b: string | null
 
 /**
  * A provider's text (a JS string, as a stream translator parsed it, or JSON it passes on: Bedrock's chunk) with
- * secrets `a` and `b` (either null) replaced by {@link REDACTED}, as written or JSON-escaped ({@link escapedOf}),
- * matched on UTF-8 bytes as everything here is.
+ * secrets `a` and `b` (either null) replaced by {@link REDACTED}, as written, JSON-escaped or percent-encoded
+ * ({@link withoutSecrets}), matched on UTF-8 bytes as everything here is.
  * @returns `text` itself when neither occurs in it.
  */
 function redactText(text: string, a: string | null, b: string | null, config: ProviderConfig | undefined): string {
