@@ -10,6 +10,7 @@ import { providerKeyMissing } from '../errors.ts';
 import { errorTypeForStatus, redactSecrets, unreadableProviderError } from '../translators/shared/provider-errors.ts';
 import { isRecord, parseJson } from '../translators/shared/values.ts';
 import type { ProviderError, Translator } from '../translators/types.ts';
+import { modelPathSegment } from './model-path.ts';
 import { assertProviderConfigured } from './not-configured.ts';
 import { copyOpenAIHeaders } from './openai-headers.ts';
 import type { ProviderCall, ProviderTransport, UpstreamRequest } from './types.ts';
@@ -31,12 +32,14 @@ function azureRoot(call: ProviderCall): string {
  * The Azure OpenAI URL of a call: `{baseUrl}/openai/deployments/{deployment}/chat/completions?api-version={v}`
  * (`/embeddings` for embeddings), where deployment = `config.deployments[model] ?? model` (URL-encoded) and
  * v = `config.apiVersion ?? 2024-10-21`. A base URL that already ends in `/openai` is not doubled.
- * @throws {GatewayError} 400 `provider_not_configured` when `providers.azure.base-url` is unset.
+ * @throws {GatewayError} 400 `provider_not_configured` when `providers.azure.base-url` is unset; 400 `invalid_model`
+ *   when the deployment is empty, `.` or `..` (./model-path.ts: it would leave `/openai/deployments/{deployment}/`).
  */
 export function azureUrl(call: ProviderCall, endpoint: EndpointName): URL {
   const { config } = call;
   const path = endpoint === 'embeddings' ? 'embeddings' : 'chat/completions';
-  const url = new URL(`${azureRoot(call)}/openai/deployments/${encodeURIComponent(deploymentOf(call))}/${path}`);
+  const deployment = modelPathSegment('azure', deploymentOf(call), call.body.model);
+  const url = new URL(`${azureRoot(call)}/openai/deployments/${deployment}/${path}`);
   url.searchParams.set('api-version', config.apiVersion ?? AZURE_DEFAULT_API_VERSION);
   return url;
 }

@@ -16,6 +16,7 @@ import { isRecord, parseJson } from '../translators/shared/values.ts';
 import type { ProviderError, Translator } from '../translators/types.ts';
 import { bedrockErrorType, exceptionName } from '../translators/wire/bedrock.ts';
 import { awsCredentialsFromEnv, signBedrockRequest, type AwsEnv } from './aws-sigv4.ts';
+import { modelPathSegment } from './model-path.ts';
 import { providerNotConfigured } from './not-configured.ts';
 import type { ProviderCall, ProviderTransport, UpstreamRequest } from './types.ts';
 
@@ -87,8 +88,9 @@ function actionOf(endpoint: EndpointName, stream: boolean): string {
  * `providers.bedrock.base-url` replaces the regional host. Region: `providers.bedrock.region`, else `AWS_REGION`,
  * else `AWS_DEFAULT_REGION`.
  * `buildRequest` throws GatewayError 400 `provider_not_configured` when the region is missing (./not-configured.ts), 503
- * `provider_key_missing` when the credentials are, and 400 `unsupported_model` for a Messages request to a model
- * that is not Anthropic's (no translator from Messages to the other models' formats yet), all before translating
+ * `provider_key_missing` when the credentials are, 400 `unsupported_model` for a Messages request to a model
+ * that is not Anthropic's (no translator from Messages to the other models' formats yet), and 400 `invalid_model` for
+ * a model id that is empty, `.` or `..` (./model-path.ts: it would leave `/model/{modelId}/`), all before translating
  * the body; it rejects when the signer cannot be loaded.
  * Sources: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelWithResponseStream.html,
  * https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html.
@@ -117,10 +119,11 @@ export function createBedrockTransport(options: BedrockTransportOptions = {}): P
           'unsupported_model',
         );
       }
+      const modelId = modelPathSegment('bedrock', call.body.model);
       const base = config.baseUrl ? config.baseUrl.replace(/\/+$/, '') : `https://bedrock-runtime.${region}.amazonaws.com`;
       const action = actionOf(endpoint, call.stream);
       const body = translator.translateRequest(call);
-      const url = new URL(`${base}/model/${encodeURIComponent(call.body.model)}/${action}`);
+      const url = new URL(`${base}/model/${modelId}/${action}`);
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         accept: action === 'converse-stream' || action === 'invoke-with-response-stream' ? 'application/vnd.amazon.eventstream' : 'application/json',
