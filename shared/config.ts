@@ -231,7 +231,7 @@ export const GatewayConfigSchema = object({
     object({
       type: enums(['in-memory', 'redis']),
       url: optional(string()),
-      'fail-mode': optional(enums(['open', 'closed'])),
+      'fail-mode': optional(enums(['local', 'open', 'closed'])),
       timeout: optional(TimerDuration),
     }),
   ),
@@ -434,7 +434,8 @@ export interface GatewayConfig {
     global: RateLimitLevel;
     store: 'in-memory' | 'redis';
     redisUrl: string | null;
-    failMode: 'open' | 'closed';
+    /** On a store failure: `local` (limit with an in-memory GCRA of this proxy), `open` (admit), `closed` (refuse). */
+    failMode: 'local' | 'open' | 'closed';
     storeTimeoutMs: number;
     cleanupIntervalMs: number;
   };
@@ -719,8 +720,10 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
       global,
       store: storeType,
       redisUrl,
-      failMode: raw['rate-limit-store']?.['fail-mode'] ?? 'open',
-      storeTimeoutMs: toDuration(raw['rate-limit-store']?.timeout, 100),
+      failMode: raw['rate-limit-store']?.['fail-mode'] ?? 'local',
+      // 1 s: a loaded proxy's event loop lags past 100 ms, and a timer that fires before the reply is
+      // read is no store failure; a Redis that is really down refuses or resets at once instead.
+      storeTimeoutMs: toDuration(raw['rate-limit-store']?.timeout, 1000),
       cleanupIntervalMs: toDuration(g?.['cleanup-interval'], 300_000),
     },
     logQueue: {

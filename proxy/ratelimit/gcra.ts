@@ -67,7 +67,7 @@ export function periodUs(limit: GcraLimit): number {
  * One GCRA step for one bucket. Pure: it reads nothing but its arguments and stores nothing.
  *
  * @param tat the bucket's stored state, or `undefined` for an unknown (full) bucket. A TAT in the
- *   past is treated as `nowUs`.
+ *   past, or more than the period P ahead of `nowUs` (the clock stepped back), is treated as `nowUs`.
  * @param nowUs the current time in µs since the epoch (rounded down to an integer).
  * @param limit burst `capacity` (an integer > 0) refilled fully over `periodMs` (ms, > 0).
  * @param cost the request's weight in cells, default 1; 0 only inspects. A fractional cost is
@@ -85,7 +85,9 @@ export function gcra(tat: GcraState | undefined, nowUs: number, limit: GcraLimit
   const p = periodUs(limit);
   const now = Math.floor(nowUs);
   // An unknown key or a TAT in the past is a full bucket: base = now. (`!(us >= now)` also maps NaN to now.)
-  const past = tat === undefined || !(tat.us >= now);
+  // So is a TAT more than the whole tolerance C·T = P ahead, which no admitted request stores: the
+  // clock stepped back since (NTP step, VM restore), and keeping it would refuse the key for the step.
+  const past = tat === undefined || !(tat.us >= now) || tat.us - now > p || (tat.us - now === p && tat.rem > 0);
   const baseUs = past ? now : tat.us;
   const baseRem = past ? 0 : tat.rem;
   // T·cost in ticks of 1/c µs; the carry moves whole µs out of the remainder.

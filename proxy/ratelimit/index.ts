@@ -14,15 +14,19 @@
  */
 import { createHash } from 'node:crypto';
 import type { GatewayConfig, GcraLimit, RateLimitLevel } from '../../shared/config.ts';
+import { monotonicNowMs } from './clock.ts';
 import type { GcraResult } from './gcra.ts';
 import { MemoryStore } from './memory-store.ts';
 import { RedisStore } from './redis-store.ts';
 import type { Bucket, RateLimitStore } from './store.ts';
+import { StoreFailure, type StoreFailureLogger } from './store-failure.ts';
 
 export { gcra, type GcraResult, type GcraState } from './gcra.ts';
 export { MemoryStore } from './memory-store.ts';
 export { RedisStore } from './redis-store.ts';
 export type { Bucket, RateLimitStore } from './store.ts';
+export { monotonicNowMs } from './clock.ts';
+export { STORE_WARN_INTERVAL_MS } from './store-failure.ts';
 
 /**
  * What a request is limited by.
@@ -48,13 +52,13 @@ export interface RateLimitRequest {
  * the longest wait; when admitted, the tightest bucket (fewest remaining).
  * - `allowed`: admit (true) or answer 429 (or 503 when `storeUnavailable`).
  * - `limit`: that bucket's capacity (requests per window); `Infinity` when no bucket applied or the
- *   store failed open.
+ *   store failed open or closed (a store failure in `local` mode is decided by the local buckets).
  * - `remaining`: cost-1 requests still admissible right now, ≥ 0 (`Infinity` as for `limit`).
  * - `resetAfterMs`: ms until that bucket is full again.
  * - `retryAfterMs`: 0 when admitted; else ms until this request would be admitted (`Infinity` when its
  *   cost exceeds the capacity: it never will be).
  * - `policy`: the bucket that decided: `global-api-key`, `global-user`, `router-<name>-api-key`,
- *   `router-<name>-user`; `none` when no bucket applied; `store-unavailable` when the store failed.
+ *   `router-<name>-user`; `none` when no bucket applied; `store-unavailable` when the store failed (fail-mode open or closed).
  * - `windowMs`: that bucket's refill period (ms), for `RateLimit-Policy`'s `w`; absent without a bucket.
  * - `storeUnavailable`: set (with `allowed: false`) when the store failed and `failMode` is `closed`.
  */
@@ -71,13 +75,13 @@ export interface RateLimitDecision {
 
 /**
  * The rate-limit store's state, for the proxy's /health: `store` (`in-memory` | `redis`), its
- * `failMode` (`open` | `closed`), and `available`: always true in memory; for Redis, whether its
- * connection is up (ioredis status `ready`). A connection that is up but whose commands time out
- * is seen only by the requests (they fail open or closed).
+ * `failMode` (`local` | `open` | `closed`, see ./store-failure.ts), and `available`: always true in
+ * memory; for Redis, whether its connection is up (ioredis status `ready`). A connection that is up
+ * but whose commands time out is seen only by the requests (limited locally, admitted or refused).
  */
 export interface RateLimitStoreState {
   store: 'in-memory' | 'redis';
-  failMode: 'open' | 'closed';
+  failMode: 'local' | 'open' | 'closed';
   available: boolean;
 }
 
@@ -86,9 +90,10 @@ export interface RateLimiter {
   /**
    * Checks a request and, when admitted, consumes `cost` from every applicable bucket.
    * Returns synchronously for the in-memory store and a Promise for Redis (which never rejects: a
-   * store failure yields a fail-open or fail-closed decision).
-   * @param nowMs the current time in ms since the epoch; default the injected clock. Ignored by the
-   *   Redis store, which uses the Redis server's clock.
+   * store failure yields the local store's decision, or a fail-open or fail-closed one).
+   * @param nowMs the current time in ms on the limiter's clock; default the injected clock (a
+   *   monotonic one, ./clock.ts). The Redis store uses the Redis server's clock instead; its local
+   *   fallback uses this one.
    * @throws {RangeError} when `cost` is negative or not finite (synchronously, or as a rejection for Redis).
    */
   check(req: RateLimitRequest, nowMs?: number): RateLimitDecision | Promise<RateLimitDecision>;
@@ -100,18 +105,16 @@ export interface RateLimiter {
 
 /** Dependencies of {@link createRateLimiter}. */
 export interface RateLimiterDeps {
-  /** Receives a store warning at most once per {@link STORE_WARN_INTERVAL_MS}. */
-  logger?: { warn(obj: object, msg?: string): void };
-  /** Called on every check the store could not answer (for a metric). */
+  /** Receives store warnings (at most one per STORE_WARN_INTERVAL_MS) and, in `local` mode, an outage's start and end. */
+  logger?: StoreFailureLogger;
+  /** Called on every check the store could not answer (for a metric), in every fail mode. */
   onStoreError?: (err: Error) => void;
-  /** Clock in ms since the epoch; default `Date.now`. */
+  /** Clock in ms; default {@link monotonicNowMs} (never steps back with the wall clock). */
   clock?: () => number;
   /** Prefix of every bucket key; default `svc:rl:` (tests use a unique one). */
   keyPrefix?: string;
 }
 
-/** Minimum interval between two store warnings in the log, in ms. */
-export const STORE_WARN_INTERVAL_MS = 5000;
 /** Retry-After of a fail-closed decision, in ms. */
 export const STORE_UNAVAILABLE_RETRY_MS = 1000;
 const MAX_RAW_ID_LENGTH = 128;
@@ -200,7 +203,8 @@ function decide(buckets: readonly Bucket[], results: readonly GcraResult[]): Rat
 /**
  * Builds the rate limiter of a configuration.
  * @param config the gateway configuration: `rateLimit.global`, each `routers[name].rateLimit`, and
- *   `rateLimit.store` (`in-memory` | `redis`), `redisUrl`, `failMode`, `storeTimeoutMs`, `cleanupIntervalMs`.
+ *   `rateLimit.store` (`in-memory` | `redis`), `redisUrl`, `failMode` (`local` | `open` | `closed`, see
+ *   ./store-failure.ts), `storeTimeoutMs`, `cleanupIntervalMs`.
  * @param deps logger, store-error hook, clock and key prefix; all optional.
  * @returns the limiter, or `null` when no limit is configured anywhere (nothing to check).
  * @throws {Error} when the store is `redis` and `redisUrl` is missing. Never connects synchronously:
@@ -209,7 +213,7 @@ function decide(buckets: readonly Bucket[], results: readonly GcraResult[]): Rat
 export function createRateLimiter(config: GatewayConfig, deps: RateLimiterDeps = {}): RateLimiter | null {
   const rl = config.rateLimit;
   const prefix = deps.keyPrefix ?? 'svc:rl:';
-  const clock = deps.clock ?? Date.now;
+  const clock = deps.clock ?? monotonicNowMs;
   const globalPlan = plan(prefix, 'global', 'global', rl.global);
   const routerPlans = new Map<string, LevelPlan>();
   for (const [name, router] of Object.entries(config.routers)) {
@@ -218,18 +222,8 @@ export function createRateLimiter(config: GatewayConfig, deps: RateLimiterDeps =
   }
   if (!globalPlan && routerPlans.size === 0) return null;
 
-  let lastWarnAt = -Infinity;
-  let suppressed = 0;
-  const warn = (err: Error, what: string) => {
-    const now = Date.now();
-    if (now - lastWarnAt < STORE_WARN_INTERVAL_MS) {
-      suppressed++;
-      return;
-    }
-    lastWarnAt = now;
-    deps.logger?.warn({ err: err.message, store: rl.store, failMode: rl.failMode, suppressed }, what);
-    suppressed = 0;
-  };
+  const failure = new StoreFailure(rl, deps.logger, clock);
+  const warn = (err: Error, what: string) => void failure.warn(err, what);
 
   let store: RateLimitStore;
   if (rl.store === 'redis') {
@@ -252,8 +246,10 @@ export function createRateLimiter(config: GatewayConfig, deps: RateLimiterDeps =
     return buckets;
   };
 
-  const onFailure = (err: Error): RateLimitDecision => {
+  // Parameters, not a closure per request: the rejection handler below already exists per request.
+  const onFailure = (err: Error, buckets: readonly Bucket[], cost: number, nowMs: number): RateLimitDecision => {
     deps.onStoreError?.(err);
+    if (rl.failMode === 'local') return decide(buckets, failure.limitLocally(err, buckets, cost, nowMs));
     if (rl.failMode === 'closed') {
       warn(err, 'rate-limit store unavailable; denying requests (fail-closed)');
       return {
@@ -285,12 +281,17 @@ export function createRateLimiter(config: GatewayConfig, deps: RateLimiterDeps =
       const out = store.checkAll(buckets, cost, now);
       if (Array.isArray(out)) return decide(buckets, out);
       return out.then(
-        (results) => decide(buckets, results),
-        (err: unknown) => onFailure(err instanceof Error ? err : new Error(String(err))),
+        (results) => {
+          if (failure.inOutage) failure.recovered();
+          return decide(buckets, results);
+        },
+        (err: unknown) => onFailure(err instanceof Error ? err : new Error(String(err)), buckets, cost, now),
       );
     },
     storeState: () => ({ store: rl.store, failMode: rl.failMode, available: store instanceof RedisStore ? store.connected : true }),
-    close: () => store.close(),
+    close: async () => {
+      await Promise.all([store.close(), failure.close()]);
+    },
   };
 }
 

@@ -1,9 +1,10 @@
 /**
  * The in-memory rate-limit store: one Map from bucket key to its TAT ({@link GcraState}: µs since the
- * epoch and the fraction of a µs), local to this gateway process. Synchronous on the request path. Buckets whose TAT has passed are full again and
+ * epoch on the limiter's monotonic clock, see ./clock.ts, and the fraction of a µs), local to this gateway process. Synchronous on the request path. Buckets whose TAT has passed are full again and
  * equivalent to an absent key, so a periodic sweep removes them and memory stays bounded by the keys
  * active within one refill period plus one cleanup interval.
  */
+import { monotonicNowMs } from './clock.ts';
 import { gcra, type GcraResult, type GcraState } from './gcra.ts';
 import type { Bucket, RateLimitStore } from './store.ts';
 
@@ -11,7 +12,7 @@ import type { Bucket, RateLimitStore } from './store.ts';
 export interface MemoryStoreOptions {
   /** Interval of the idle-bucket sweep, in ms; 0 or less disables the timer (tests call {@link MemoryStore.cleanup}). */
   cleanupIntervalMs: number;
-  /** The clock the sweep uses, ms since the epoch; default `Date.now`. */
+  /** The clock the sweep uses, in ms; default {@link monotonicNowMs} (give checks the same clock). */
   clock?: () => number;
 }
 
@@ -26,7 +27,7 @@ export class MemoryStore implements RateLimitStore {
   private timer: NodeJS.Timeout | null = null;
 
   constructor(options: MemoryStoreOptions) {
-    this.clock = options.clock ?? Date.now;
+    this.clock = options.clock ?? monotonicNowMs;
     if (options.cleanupIntervalMs > 0) {
       this.timer = setInterval(() => this.cleanup(this.clock()), options.cleanupIntervalMs);
       this.timer.unref();

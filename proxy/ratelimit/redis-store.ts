@@ -7,7 +7,7 @@
  *
  * Nothing hangs: the client never queues commands while disconnected (`enableOfflineQueue: false`),
  * commands time out after `timeoutMs`, and a check made while the connection is being established
- * waits for it at most `timeoutMs`. Every failure rejects; the caller decides fail-open or fail-closed.
+ * waits for it at most `timeoutMs`. Every failure rejects; the caller decides (./store-failure.ts).
  *
  * ioredis (~10-20 MB of RSS) is imported when a store is created, not when this module is: a gateway
  * whose rate-limit store is in-memory never loads it. The store starts loading it and connecting at
@@ -23,7 +23,8 @@ import { closeRedis, connectRedis, waitForReady } from '../../shared/redis-clien
  * KEYS: the bucket keys. ARGV[1]: cost; ARGV[2i], ARGV[2i+1]: the period P in whole µs and the
  * capacity C of KEYS[i] (gcra.ts: `periodUs`, `capacity`). The steps are gcra.ts's, on the same
  * integers: the clock is TIME in µs, a TAT is stored as `<µs>:<rem>` (TAT = µs + rem/C µs), T is P
- * ticks of 1/C µs, admitted iff TAT' − now ≤ P µs. A value without ':' is a TAT in ms written by an
+ * ticks of 1/C µs, admitted iff TAT' − now ≤ P µs; a stored TAT more than P ahead of now (TIME
+ * stepped back) is a full bucket. A value without ':' is a TAT in ms written by an
  * earlier version of this script: read as its µs rounded up. Returns, as strings:
  * [allAllowed '1'|'0', now (µs), then per key: stored value ('' when absent), allowed '1'|'0'].
  * Numbers are formatted with %.17g so they round-trip exactly (Lua's tostring keeps only 14 digits,
@@ -52,7 +53,8 @@ for i = 1, n do
     end
   end
   local bu, br = now, 0
-  if tu and tu >= now then bu, br = tu, tr end
+  -- a TAT more than P ahead was stored before Redis's clock stepped back: a full bucket, as gcra.ts
+  if tu and tu >= now and not (tu - now > p or (tu - now == p and tr > 0)) then bu, br = tu, tr end
   local total = br + math.ceil(p * cost)
   local carry = math.floor(total / c)
   local nu = bu + carry
@@ -89,7 +91,11 @@ function parseTat(raw: string): GcraState | undefined {
 export interface RedisStoreOptions {
   /** `redis://[user:pass@]host:port[/db]` or `rediss://…`. */
   url: string;
-  /** Command timeout and the longest a check waits for a connection in progress, in ms. */
+  /**
+   * Command timeout and the longest a check waits for a connection in progress, in ms. ioredis's
+   * timer fires in the event loop's timers phase, before a reply already received is read, so it
+   * must exceed the proxy's event-loop lag under load (config default 1 s), not Redis's latency.
+   */
   timeoutMs: number;
   /** Called on connection-level errors (refused, reset, DNS); the caller throttles logging. */
   onConnectionError?: (err: Error) => void;

@@ -34,7 +34,7 @@ function verdict(gw: GatewayRuntime): Verdict {
   }
   const down: string[] = [];
   if (link && !link.connected) down.push(`the control plane is unreachable (${link.downReason ?? 'link down'}): serving with the keys held, new keys and revocations wait for it`);
-  if (store && !store.available) down.push('the rate-limit store (Redis) is unreachable and rate-limit-store.fail-mode is open: requests are not rate limited');
+  if (store && !store.available) down.push(`the rate-limit store (Redis) is unreachable and rate-limit-store.fail-mode is ${store.failMode}: ${store.failMode === 'local' ? 'each proxy limits requests on its own' : 'requests are not rate limited'}`);
   return down.length > 0 ? { status: 'degraded', httpStatus: 200, reason: down.join('; ') } : { status: 'ok', httpStatus: 200, reason: null };
 }
 
