@@ -22,6 +22,7 @@ import type { ProviderTextRedactor } from '../translators/types.ts';
 import { answerTooLarge, answerTooSlow, answerUndecodable, clientStalled, onMidStreamError, upstreamError } from './failure.ts';
 import { redactAttemptText } from './provider-secrets.ts';
 import { onUpstreamResponse } from './response.ts';
+import { endOfWholeEvents } from './sse-boundary.ts';
 
 /**
  * How many `upstream-timeout`s a collected answer's body may take from its headers to its end. Twice,
@@ -74,6 +75,10 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   private sink: Sink = Sink.Discard;
   /** {@link Sink.Client}: the body is an event stream (a cut one can still end with an error event). */
   private streamed = false;
+  /** {@link Sink.Client} of a text/event-stream: the bytes after its last whole event wait in {@link eventTail}. */
+  private sse = false;
+  /** The start of an event still arriving (SSE passthrough); null when the last bytes sent ended an event. */
+  private eventTail: Buffer | null = null;
   /** {@link Sink.Collect}: the pieces so far, their size (bytes), and what gets the whole body. */
   private chunks: Buffer[] | null = null;
   private size = 0;
@@ -91,9 +96,13 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
     this.ctx = ctx;
   }
 
-  /** The body goes to the client as it arrives; `streamed`: it is an event stream. */
-  toClient(streamed: boolean): void {
+  /**
+   * The body goes to the client as it arrives; `streamed`: it is an event stream; `sse`: a text/event-stream,
+   * sent on up to its last whole event (./sse-boundary.ts), the rest when it is whole or the answer ends.
+   */
+  toClient(streamed: boolean, sse = false): void {
     this.streamed = streamed;
+    this.sse = sse;
     this.sink = Sink.Client;
   }
 
@@ -188,7 +197,8 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
       case Sink.Client: {
         if (ctx.firstByteMs === null) ctx.firstByteMs = now;
         responseChunk(ctx, chunk);
-        if (!ctx.res.write(chunk)) this.pauseUntilDrain(ctx.res);
+        const whole = this.sse ? this.wholeEvents(chunk) : chunk;
+        if (whole !== null && !ctx.res.write(whole)) this.pauseUntilDrain(ctx.res);
         break;
       }
       case Sink.Mapper: {
@@ -339,7 +349,10 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
     }
     switch (this.sink) {
       case Sink.Client:
-        ctx.res.end();
+        // The provider ended without a blank line after its last event: its bytes still go on as they came.
+        if (this.eventTail !== null) ctx.res.end(this.eventTail);
+        else ctx.res.end();
+        this.eventTail = null;
         return;
       case Sink.Mapper:
         if (!this.mapper!.destroyed) this.mapper!.end();
@@ -353,6 +366,27 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
         return;
       default:
     }
+  }
+
+  /**
+   * `chunk` (after what waited of an event) up to its last whole event; what follows waits in {@link eventTail}
+   * (never more than `server.max-translated-response-size`: an event outgrowing it goes on as it is). Null when
+   * nothing is whole yet. A copy only when an event spans chunks.
+   */
+  private wholeEvents(chunk: Buffer): Buffer | null {
+    const bytes = this.eventTail === null ? chunk : Buffer.concat([this.eventTail, chunk]);
+    const end = endOfWholeEvents(bytes);
+    if (end === bytes.length) {
+      this.eventTail = null;
+      return bytes;
+    }
+    if (end === 0 && bytes.length <= this.ctx.gw.config.server.maxTranslatedResponseBytes) {
+      this.eventTail = bytes;
+      return null;
+    }
+    const tooLong = end === 0;
+    this.eventTail = tooLong ? null : bytes.subarray(end);
+    return tooLong ? bytes : bytes.subarray(0, end);
   }
 
   /** undici: the request failed (before the response, or during its body). */

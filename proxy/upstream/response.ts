@@ -115,7 +115,8 @@ export function onUpstreamResponse(exchange: UpstreamExchange, status: number, r
       ctx.recorder?.decodeAs(coding);
       ctx.responseCapture?.decodeAs(coding);
     }
-    return passThrough(exchange, status, head, isStream);
+    // An event stream is sent on event by event (./sse-boundary.ts), unless encoded: its bytes are then not the events'.
+    return passThrough(exchange, status, head, isStream, isStream && coding === null && head.contentType.includes('event-stream'));
   }
   // The gateway reads every other answer: one it cannot decode is refused before any head is written.
   const decoder = coding === null ? null : createDecoder(coding);
@@ -184,12 +185,15 @@ function headersObject(list: string[]): Record<string, string | string[]> {
   return headers;
 }
 
-/** The provider's answer goes to the client as it is (its length kept unless streamed), headers as a flat list. */
-function passThrough(exchange: UpstreamExchange, status: number, head: ProviderHead, isStream: boolean): void {
+/**
+ * The provider's answer goes to the client as it is (its length kept unless streamed), headers as a flat list;
+ * `sse`: a text/event-stream as sent, passed on up to its last whole event (./exchange.ts `toClient`).
+ */
+function passThrough(exchange: UpstreamExchange, status: number, head: ProviderHead, isStream: boolean, sse: boolean): void {
   const list = addGatewayHeaders(exchange.ctx, head.list);
   if (head.contentLength !== undefined && !isStream) list.push('content-length', head.contentLength);
   exchange.ctx.res.writeHead(status, list);
-  exchange.toClient(isStream);
+  exchange.toClient(isStream, sse);
 }
 
 /**

@@ -11,6 +11,8 @@
  *   - `hang` → never answers; `reset-mid-stream` → sends part of the stream then destroys the socket;
  *     `reset-mid-body` → (not streamed) a 200 with the JSON body's length, half the body, then the
  *     socket is destroyed;
+ *   - `reset-mid-event` → (streamed) the first event whole, the first 40 bytes of the second, then the
+ *     socket is destroyed; `split-events` → the stream in 7-byte pieces 2 ms apart (every event spans pieces);
  *   - `slow-stream` → the stream with 50 ms between events;
  *   - `delay-<ms>` → (chat completions and Messages) the plain JSON answer after `<ms>` ms;
  *   - `chunks-20` → a synthetic 20-chunk stream (for benchmarks);
@@ -101,6 +103,13 @@ const F = {
 };
 
 /** Splits an SSE body into its events (each ending in a blank line), keeping the bytes exact. */
+/** `body` in pieces of `size` bytes: every event of a stream then spans chunks. */
+function splitEvery(body: Buffer, size: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < body.length; i += size) out.push(body.subarray(i, i + size));
+  return out;
+}
+
 function events(body: Buffer): Buffer[] {
   const out: Buffer[] = [];
   let start = 0;
@@ -373,6 +382,15 @@ const server = serveStub((req, res, raw) => {
       setTimeout(() => res.socket?.destroy(), 30);
       return;
     }
+    case 'reset-mid-event': {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+      res.write(STREAM_EVENTS[0]);
+      res.write(STREAM_EVENTS[1]!.subarray(0, 40));
+      setTimeout(() => res.socket?.destroy(), 30);
+      return;
+    }
+    case 'split-events':
+      return sse(res, splitEvery(Buffer.concat(STREAM_EVENTS), 7), 2);
     case 'slow-stream':
       return sse(res, STREAM_EVENTS, 50);
     case 'endless-stream': {
