@@ -51,15 +51,27 @@ export function buildRouters(deps: AppDeps): { open: Router; v1: Router } {
   const maxBody = deps.config.admin.maxBodyBytes;
   const v1 = new Router();
   v1.use(authenticate(deps.sql, deps.keyUsage));
-  requestRoutes(v1, deps.sql, maxBody);
+  requestRoutes(v1, deps.sql, maxBody, deps.config.admin.maxPageBodyBytes);
   apiKeyRoutes(v1, deps.sql, maxBody);
   evalRoutes(v1, deps.sql, maxBody);
   promptRoutes(v1, deps.sql, maxBody);
   prompt2025Routes(v1, deps.sql, maxBody);
-  datasetRoutes(v1, deps.sql, maxBody);
+  datasetRoutes(v1, deps.sql, maxBody, deps.config.admin.maxPageBodyBytes);
   dashboardRoutes(v1, deps.sql, maxBody);
   sessionRoutes(v1, deps.sql, maxBody);
   return { open, v1 };
+}
+
+/**
+ * Logs a failure Koa met after errorEnvelope had returned (a streamed body failing mid-way, when the
+ * status is sent and no envelope can follow); `app.silent` keeps Koa from printing it itself. A
+ * client that goes away mid-stream is a warning, not an error of admin.
+ */
+function logOutsideEnvelope(logger: Logger, err: { expose?: boolean; code?: string }, ctx?: Koa.Context): void {
+  if (err.expose) return;
+  const where = { err, method: ctx?.method, path: ctx?.path };
+  if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE') logger.warn(where, 'admin response cut: the client went away');
+  else logger.error(where, 'admin response failed after the error middleware');
 }
 
 /** Builds the Koa app. */
@@ -68,6 +80,7 @@ export function createApp(deps: AppDeps): Koa {
   app.proxy = false;
   app.silent = true;
   app.use(errorEnvelope(deps.logger));
+  app.on('error', (err: { expose?: boolean; code?: string }, ctx?: Koa.Context) => logOutsideEnvelope(deps.logger, err, ctx));
   // The web console at `/`: GET/HEAD outside /v1, /health and /metrics, ahead of the routers.
   app.use(consoleStatic(deps.consoleDir));
   const { open, v1 } = buildRouters(deps);

@@ -75,10 +75,24 @@ function unroutedMessage(ctx: Context): string | null {
 const CALLER_VALUE_ERRORS: ReadonlySet<string> = new Set(['22P02', '22007', '22008', '22009', '22021', '22003']);
 
 /**
+ * Replaces a JSON body (a plain object or array) by its text, as Koa would write it. Here, inside
+ * {@link errorEnvelope}, a body that cannot be serialized (a string longer than V8's longest,
+ * RangeError "Invalid string length"; a BigInt; a cycle) is an error the middleware answers and logs;
+ * left to Koa it would fail after every middleware, as a text/plain 500 that nothing logs.
+ * The Content-Type stays the `application/json` Koa set when the object was assigned.
+ */
+function serializeJsonBody(ctx: Context): void {
+  const body: unknown = ctx.body;
+  if (body === null || typeof body !== 'object') return;
+  const proto = Object.getPrototypeOf(body);
+  if (Array.isArray(body) || proto === Object.prototype || proto === null) ctx.body = JSON.stringify(body);
+}
+
+/**
  * Koa middleware answering every thrown error with the envelope `{"data": null, "error": "..."}`:
  * HttpError → its status; body-parser errors → 400/413; database unreachable → 503; anything else → 500
- * (logged). Unknown routes → 404; a method the route has not → 405 (its `Allow` header kept); a method
- * no route implements → 501.
+ * (logged), a JSON body that cannot be serialized too ({@link serializeJsonBody}). Unknown routes → 404;
+ * a method the route has not → 405 (its `Allow` header kept); a method no route implements → 501.
  */
 export function errorEnvelope(logger: { error(obj: object, msg?: string): void }) {
   return async (ctx: Context, next: Next): Promise<void> => {
@@ -91,6 +105,7 @@ export function errorEnvelope(logger: { error(obj: object, msg?: string): void }
         ctx.body = { data: null, error: message };
         ctx.status = status;
       }
+      serializeJsonBody(ctx);
     } catch (err) {
       const e = err as { status?: number; expose?: boolean; message?: string; type?: string };
       let status: number;

@@ -248,6 +248,7 @@ export const GatewayConfigSchema = object({
     object({
       'max-body-size': optional(PositiveInt),
       'retention-days': optional(PositiveInt),
+      'max-page-body-bytes': optional(PositiveInt),
     }),
   ),
   'token-limit': optional(object({ preload: optional(boolean()) })),
@@ -382,6 +383,17 @@ export interface CacheConfig {
   timeoutMs: number;
 }
 
+/**
+ * Default `admin.max-page-body-bytes`: 64 MiB of body text per answer of a list route that returns
+ * bodies (`POST /v1/request/query`, a dataset's rows). Admin holds a page three or four times over
+ * while answering (the text from PostgreSQL, the parsed bodies, `llmSchema` repeating the messages,
+ * the serialized answer: a page at 64 MiB is a JSON answer of about 126 MiB and took about 0.5 GB of
+ * RSS, measured), so one answer stays within a few hundred MB and far below V8's longest string
+ * (2^29 − 24 characters), past which the answer cannot be serialized at all. The console's pages of
+ * 200 requests fit while their bodies average under 320 KiB.
+ */
+export const DEFAULT_MAX_PAGE_BODY_BYTES = 64 * 1024 * 1024;
+
 /** The longest a cached answer lives (ms): 365 days, whatever `max-age` or `default-max-age` say. */
 export const CACHE_MAX_TTL_MS = 365 * 24 * 3600 * 1000;
 
@@ -440,7 +452,11 @@ export interface GatewayConfig {
     cleanupIntervalMs: number;
   };
   logQueue: { maxRecords: number; maxBytes: number; batchSize: number; flushIntervalMs: number; maxBodyBytes: number };
-  admin: { maxBodyBytes: number; retentionDays: number };
+  /**
+   * `maxPageBodyBytes`: the most body text (request and response bodies, in bytes as stored) one
+   * answer of a list route may carry; see {@link DEFAULT_MAX_PAGE_BODY_BYTES}.
+   */
+  admin: { maxBodyBytes: number; retentionDays: number; maxPageBodyBytes: number };
   /**
    * `preload`: load the tokenizer tables at start (about 75 MB of memory) instead of on the first
    * request whose size needs a token count. Default false.
@@ -733,7 +749,11 @@ export function buildConfig(doc: unknown, env: NodeJS.ProcessEnv = process.env, 
       flushIntervalMs: toDuration(q?.['flush-interval'], 50),
       maxBodyBytes: q?.['max-body-bytes'] ?? 1024 * 1024,
     },
-    admin: { maxBodyBytes: raw.admin?.['max-body-size'] ?? 1024 * 1024, retentionDays: raw.admin?.['retention-days'] ?? 90 },
+    admin: {
+      maxBodyBytes: raw.admin?.['max-body-size'] ?? 1024 * 1024,
+      retentionDays: raw.admin?.['retention-days'] ?? 90,
+      maxPageBodyBytes: raw.admin?.['max-page-body-bytes'] ?? DEFAULT_MAX_PAGE_BODY_BYTES,
+    },
     tokenLimit: { preload: raw['token-limit']?.preload ?? false },
     cache: toCacheConfig(raw.cache, storeType, redisUrl, source),
     logLevel: raw.logging?.level ?? env.LOG_LEVEL ?? 'info',

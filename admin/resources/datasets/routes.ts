@@ -47,8 +47,11 @@ function toInputRecord(r: DatasetRequestRow): Record<string, unknown> {
   };
 }
 
-/** Registers the dataset routes (those of manage-routes.ts too). `maxBodyBytes` bounds request bodies. */
-export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): void {
+/**
+ * Registers the dataset routes (those of manage-routes.ts too). `maxBodyBytes` bounds request
+ * bodies; `maxPageBodyBytes` the body text one page of rows may carry (else 413 naming `limit`).
+ */
+export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number, maxPageBodyBytes?: number): void {
   router.post('/v1/experiment/dataset', async (ctx) => {
     const body = await readSafeBody(ctx, NewestDatasetBody, maxBodyBytes);
     ok(ctx, await createNewestDataset(sql, auth(ctx).organizationId, body));
@@ -69,7 +72,7 @@ export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): v
   router.post('/v1/experiment/dataset/:datasetId/inputs/query', async (ctx) => {
     const id = uuidParam(ctx, 'datasetId', 'dataset');
     const body = await readSafeBody(ctx, DatasetRowsBody, maxBodyBytes);
-    const rows = await datasetRows(sql, auth(ctx).organizationId, id, body);
+    const rows = await datasetRows(sql, auth(ctx).organizationId, id, body, maxPageBodyBytes);
     if (!rows) throw new HttpError(404, `dataset ${id} not found`);
     ok(ctx, rows.map(toInputRecord));
   });
@@ -77,7 +80,7 @@ export function datasetRoutes(router: Router, sql: Sql, maxBodyBytes: number): v
   router.post('/v1/experiment/dataset/:datasetId/query', async (ctx) => {
     const id = uuidParam(ctx, 'datasetId', 'dataset');
     const body = await readSafeBody(ctx, DatasetRowsBody, maxBodyBytes);
-    const rows = await datasetRows(sql, auth(ctx).organizationId, id, body);
+    const rows = await datasetRows(sql, auth(ctx).organizationId, id, body, maxPageBodyBytes);
     if (!rows) throw new HttpError(404, `dataset ${id} not found`);
     ok(
       ctx,

@@ -6,6 +6,7 @@
 import type { Sql } from '../../db.ts';
 import { compileFilter, type FilterNode } from '../../filter.ts';
 import { DEFAULT_LIMIT, isUuid } from '../../validation.ts';
+import { DEFAULT_MAX_PAGE_BODY_BYTES, inIdOrder, pageIdsWithinBudget } from '../requests/page-budget.ts';
 
 /**
  * Creates dataset `name` from the organization's requests matching `filter`, taken in `order`
@@ -106,17 +107,33 @@ export interface DatasetRequestRow {
 }
 
 /**
- * One page (`offset`/`limit`, default {@link DEFAULT_LIMIT}) of a dataset's rows in order.
+ * One page (`offset`/`limit`, default {@link DEFAULT_LIMIT}) of a dataset's rows in order. The page's
+ * request ids and body sizes (bodies and prompt inputs, as their JSON text) are read first; the rows
+ * are loaded only when those hold at most `maxPageBodyBytes` (see requests/page-budget.ts).
  * @returns null when the dataset does not exist in the organization.
+ * @throws {HttpError} 413 naming `limit` when the page's bodies exceed `maxPageBodyBytes`.
  */
-export async function datasetRows(sql: Sql, organizationId: string, datasetId: string, page: { offset?: number; limit?: number }): Promise<DatasetRequestRow[] | null> {
+export async function datasetRows(
+  sql: Sql,
+  organizationId: string,
+  datasetId: string,
+  page: { offset?: number; limit?: number },
+  maxPageBodyBytes = DEFAULT_MAX_PAGE_BODY_BYTES,
+): Promise<DatasetRequestRow[] | null> {
   const [ds] = await sql`select id from dataset where id = ${datasetId} and organization_id = ${organizationId}`;
   if (!ds) return null;
-  return sql<DatasetRequestRow[]>`
+  const rowsOf = sql`dataset_row dr join request_log r on r.id = dr.request_id where dr.dataset_id = ${datasetId} and dr.organization_id = ${organizationId}`;
+  // The bodies ride through the sort as TOAST pointers; only the outer select, row by row, measures them.
+  const sizes = sql`
+    select p.id, (coalesce(octet_length(p.request_body::text), 0) + coalesce(octet_length(p.response_body::text), 0)
+      + coalesce(octet_length(p.prompt_inputs::text), 0))::float8 as body_bytes
+    from (select dr.request_id as id, r.request_body, r.response_body, r.prompt_inputs from ${rowsOf}
+      order by dr.position limit ${page.limit ?? DEFAULT_LIMIT} offset ${page.offset ?? 0}) p`;
+  const ids = await pageIdsWithinBudget(sizes, maxPageBodyBytes, { one: 'row', many: 'rows' }, (id) => `GET /v1/request/${id}`);
+  if (ids.length === 0) return [];
+  const rows = await sql<DatasetRequestRow[]>`
       select dr.request_id, dr.position, r.created_at, dr.created_at as added_at, r.request_body, r.response_body,
         r.prompt_inputs, r.prompt_version_id
-      from dataset_row dr join request_log r on r.id = dr.request_id
-      where dr.dataset_id = ${datasetId} and dr.organization_id = ${organizationId}
-      order by dr.position
-      limit ${page.limit ?? DEFAULT_LIMIT} offset ${page.offset ?? 0}`;
+      from ${rowsOf} and dr.request_id = any(${ids}::uuid[])`;
+  return inIdOrder(ids, rows, (r) => r.request_id);
 }

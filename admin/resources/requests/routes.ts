@@ -7,6 +7,7 @@
  *   isCached?, includeInputs?} → the matching requests as SvcRequest, newest first unless `sort` says
  *   otherwise; `before: {created_at, request_id}` (the last row of the previous page) pages by keyset
  *   in the default order (created_at desc, id desc) and cannot be combined with `offset` or `sort`;
+ *   a page whose bodies hold more than `admin.max-page-body-bytes` is a 413 naming `limit` (page-budget.ts);
  * - `POST /v1/request/count` {filter, isScored?, isPartOfExperiment?, isCached?, includeInputs?} →
  *   how many requests match (a number);
  * - `POST /v1/request/{requestId}/feedback` {rating: boolean} → `{"data": null, "error": null}`: the
@@ -19,15 +20,19 @@ import type Router from '@koa/router';
 import type { Sql } from '../../db.ts';
 import { auth, HttpError, ok } from '../../http.ts';
 import { readSafeBody, uuidParam } from '../../validation.ts';
+import { DEFAULT_MAX_PAGE_BODY_BYTES } from './page-budget.ts';
 import { FeedbackBody, RequestCountBody, RequestQueryBody } from './schema.ts';
 import { countRequests, loadRequest, loadRequestInputs, queryRequests, recordFeedback } from './store.ts';
 import { toSvcRequest } from './svc-request.ts';
 
-/** Registers the request routes on `router`. `maxBodyBytes` bounds request bodies. */
-export function requestRoutes(router: Router, sql: Sql, maxBodyBytes = 1024 * 1024): void {
+/**
+ * Registers the request routes on `router`. `maxBodyBytes` bounds request bodies; `maxPageBodyBytes`
+ * the body text one page of `POST /v1/request/query` may carry.
+ */
+export function requestRoutes(router: Router, sql: Sql, maxBodyBytes = 1024 * 1024, maxPageBodyBytes = DEFAULT_MAX_PAGE_BODY_BYTES): void {
   router.post('/v1/request/query', async (ctx) => {
     const body = await readSafeBody(ctx, RequestQueryBody, maxBodyBytes);
-    const rows = await queryRequests(sql, auth(ctx).organizationId, body);
+    const rows = await queryRequests(sql, auth(ctx).organizationId, body, maxPageBodyBytes);
     ok(ctx, rows.map(toSvcRequest));
   });
 

@@ -1,13 +1,14 @@
 /**
  * The SQL of the request log as the REST API reads it: one request with its scores and feedback, a
- * filtered and sorted page of them, and the prompt inputs of one; and a user's feedback on one
- * (`request_feedback`, migration 00007). Rows are written by admin/ingest.ts and deleted
+ * filtered and sorted page of them (its bodies within a byte budget, page-budget.ts), and the prompt
+ * inputs of one; and a user's feedback on one (`request_feedback`, migration 00007). Rows are written by admin/ingest.ts and deleted
  * by admin/retention.ts; every read here is scoped to one organization.
  */
 import type { Fragment, Sql } from '../../db.ts';
 import { compileFilter, parseIsoTimestamp, type FilterNode } from '../../filter.ts';
 import { HttpError } from '../../http.ts';
 import { DEFAULT_LIMIT, isUuid } from '../../validation.ts';
+import { DEFAULT_MAX_PAGE_BODY_BYTES, inIdOrder, pageIdsWithinBudget } from './page-budget.ts';
 import type { RequestRow } from './svc-request.ts';
 
 /** Sort keys of `POST /v1/request/query` → column of `request_log r` (fixed, never from input). */
@@ -83,28 +84,63 @@ function selectionCondition(sql: Sql, organizationId: string, query: RequestSele
 const feedbackColumns = (sql: Sql): Fragment => sql`f.id as feedback_id, f.rating as feedback_rating, f.created_at as feedback_created_at`;
 
 /**
+ * The `request_log r` columns a listed request shows (every column {@link RequestRow} names): not
+ * `prompt_text` or `prompt_inputs`, which the list does not show and {@link pageIdsWithinBudget} does not measure.
+ */
+const listedColumns = (sql: Sql): Fragment => sql`
+  r.id, r.created_at, r.response_created_at, r.path, r.target_url, r.provider, r.request_model, r.response_model,
+  r.model_override, r.user_id, r.properties, r.status, r.delay_ms, r.time_to_first_token, r.prompt_tokens,
+  r.completion_tokens, r.total_tokens, r.reasoning_tokens, r.prompt_cache_read_tokens, r.prompt_cache_write_tokens,
+  r.prompt_audio_tokens, r.completion_audio_tokens, r.cost_usd, r.cost_note, r.cache_enabled, r.cache_reference_id,
+  r.cost_saved_usd, r.session_id, r.session_path, r.session_name, r.prompt_id, r.prompt_version, r.request_body,
+  r.response_body, r.error, r.tokens_source, r.extra, r.updated_at`;
+
+/**
+ * Bytes of the bodies a listed request carries (request, response, error) as their JSON text, of
+ * the columns of `p`. octet_length is the raw length, not the compressed one (migration 00010's lz4).
+ */
+const bodyBytes = (sql: Sql): Fragment =>
+  sql`(coalesce(octet_length(p.request_body::text), 0) + coalesce(octet_length(p.response_body::text), 0) + coalesce(octet_length(p.error::text), 0))::float8`;
+
+/**
+ * The condition of {@link queryRequests}: the selection, and with `before` the rows after it.
+ * @throws {HttpError} 400 for an invalid filter, or `before` with `offset` or `sort`.
+ */
+function pageCondition(sql: Sql, organizationId: string, query: RequestQuery): Fragment {
+  const where = selectionCondition(sql, organizationId, query);
+  if (!query.before) return where;
+  if (query.offset !== undefined || query.sort !== undefined) throw new HttpError(400, 'invalid body: before: cannot be combined with offset or sort');
+  const at = parseIsoTimestamp(query.before.created_at);
+  if (at === null || !isUuid(query.before.request_id)) throw new HttpError(400, 'invalid body: before: expected {created_at: ISO-8601 date-time, request_id: UUID}');
+  return sql`${where} and (r.created_at, r.id) < (${at}::text::timestamptz, ${query.before.request_id.toLowerCase()}::uuid)`;
+}
+
+/**
  * The organization's requests matching `query.filter` (with their scores and feedback), one page:
  * `offset`/`limit` (default {@link DEFAULT_LIMIT}) in the `sort` order (then newest first), or with `before` the
  * `limit` rows after that position in the default order (created_at desc, id desc), which the index
  * `(organization_id, created_at desc, id desc)` serves at any depth. See {@link selectionCondition}
- * for the flags.
- * @throws {HttpError} 400 for an invalid filter, or `before` with `offset` or `sort`.
+ * for the flags. The page's ids and body sizes are read first; its bodies are loaded only when they
+ * hold at most `maxPageBodyBytes` (see page-budget.ts), so one call never holds more.
+ * @throws {HttpError} 400 for an invalid filter, or `before` with `offset` or `sort`; 413 naming
+ *   `limit` when the page's bodies exceed `maxPageBodyBytes`.
  */
-export async function queryRequests(sql: Sql, organizationId: string, query: RequestQuery): Promise<RequestRow[]> {
-  let where = selectionCondition(sql, organizationId, query);
-  if (query.before) {
-    if (query.offset !== undefined || query.sort !== undefined) throw new HttpError(400, 'invalid body: before: cannot be combined with offset or sort');
-    const at = parseIsoTimestamp(query.before.created_at);
-    if (at === null || !isUuid(query.before.request_id)) throw new HttpError(400, 'invalid body: before: expected {created_at: ISO-8601 date-time, request_id: UUID}');
-    where = sql`${where} and (r.created_at, r.id) < (${at}::text::timestamptz, ${query.before.request_id.toLowerCase()}::uuid)`;
-  }
-  return sql<RequestRow[]>`
-    select r.*, ${feedbackColumns(sql)},
-      (select coalesce(jsonb_object_agg(s.name, s.value), '{}'::jsonb) from request_score s where s.request_id = r.id) as scores
-    from request_log r left join request_feedback f on f.request_id = r.id
-    where ${where}
+export async function queryRequests(sql: Sql, organizationId: string, query: RequestQuery, maxPageBodyBytes = DEFAULT_MAX_PAGE_BODY_BYTES): Promise<RequestRow[]> {
+  // The bodies ride through the sort as TOAST pointers; only the outer select, row by row, measures them.
+  const page = sql`
+    select r.id, r.request_body, r.response_body, r.error from request_log r
+    where ${pageCondition(sql, organizationId, query)}
     order by ${orderBy(sql, query.sort)}
     limit ${query.limit ?? DEFAULT_LIMIT} offset ${query.offset ?? 0}`;
+  const sizes = sql`select p.id, ${bodyBytes(sql)} as body_bytes from (${page}) p`;
+  const ids = await pageIdsWithinBudget(sizes, maxPageBodyBytes, { one: 'request', many: 'requests' }, (id) => `GET /v1/request/${id}`);
+  if (ids.length === 0) return [];
+  const rows = await sql<RequestRow[]>`
+    select ${listedColumns(sql)}, ${feedbackColumns(sql)},
+      (select coalesce(jsonb_object_agg(s.name, s.value), '{}'::jsonb) from request_score s where s.request_id = r.id) as scores
+    from request_log r left join request_feedback f on f.request_id = r.id
+    where r.organization_id = ${organizationId} and r.id = any(${ids}::uuid[])`;
+  return inIdOrder(ids, rows, (r) => r.id);
 }
 
 /**
