@@ -10,7 +10,9 @@
  * why. A cache hit (`cacheReferenceId`) costs 0 and keeps the cost it saved (`cost_saved_usd`).
  * When the provider sent no usage, tokens are estimated with js-tiktoken here, off the proxy's
  * request path, and the row says so (`tokens_source = 'estimated'`); so does a usage the proxy
- * estimated for a client whose dialect always has one (marked `svc_token_count: "estimate"`).
+ * estimated for a client whose dialect always has one (marked `svc_token_count: "estimate"`), and those of a
+ * stream the client left before its end, which the provider bills though its final usage never came
+ * (./cut-stream-usage.ts).
  * A record's API key id that is not a key of its organization is cleared before storing
  * (./ingest-key-scope.ts), and counted in {@link IngestResult}'s `keyIdsCleared`.
  */
@@ -20,6 +22,7 @@ import type { DecodedRecord } from '../shared/record-batch.ts';
 import { ESTIMATED_USAGE_MEMBER, ESTIMATED_USAGE_VALUE, LogRecordSchema, type LogRecord } from '../shared/record.ts';
 import { validateValue } from '../shared/validate.ts';
 import { readDecodedRecord, usageOfBody, type BodyTexts } from './decoded-record.ts';
+import { answerTokensSoFar, cutStreamCounts, isCutStream } from './cut-stream-usage.ts';
 import { clearForeignKeyIds, type ClearedKeyIds } from './ingest-key-scope.ts';
 import { jsonbText } from './jsonb-text.ts';
 import { isCertainlyLogRecord } from './record-check.ts';
@@ -83,25 +86,33 @@ function itemTokens(item: unknown): number {
 }
 
 /**
+ * The estimated prompt tokens of a record's request: message texts (a Messages `system` too), or an embeddings or
+ * Responses `input` ({@link inputTokens}); null when the body has neither.
+ */
+function estimatePrompt(record: LogRecord): number | null {
+  const req = record.requestBody as Json | null;
+  if (!req || typeof req !== 'object') return null;
+  if (Array.isArray(req.messages)) return messagesTokens(req);
+  return typeof req.input === 'string' || Array.isArray(req.input) ? inputTokens(req.input) : null;
+}
+
+/** A chat or Messages request's `messages` (and `system`), in tokens: OpenAI's chat format, 3 per message, 1 per name, 3 priming the reply. */
+function messagesTokens(req: Json): number {
+  let prompt = 3;
+  for (const m of req.messages as Json[]) prompt += 3 + countTextTokens(textOf(m?.content)) + (m?.name ? 1 : 0);
+  const system = systemText(req.system);
+  if (system) prompt += 3 + countTextTokens(system);
+  return prompt;
+}
+
+/**
  * Estimated usage when the provider sent none: message texts in (a Messages `system` too), or an
  * embeddings `input` (texts or token ids, {@link inputTokens}), response texts out (chat `choices`,
  * Messages `content` text and `tool_use` input), in tokens.
  */
 function estimateUsage(record: LogRecord): { prompt: number; completion: number } | null {
-  const req = record.requestBody as Json | null;
-  if (!req || typeof req !== 'object') return null;
-  let prompt = 0;
-  if (Array.isArray(req.messages)) {
-    // OpenAI's chat format: 3 tokens per message, 1 per name, 3 priming the reply.
-    for (const m of req.messages as Json[]) prompt += 3 + countTextTokens(textOf(m?.content)) + (m?.name ? 1 : 0);
-    prompt += 3;
-    const system = systemText(req.system);
-    if (system) prompt += 3 + countTextTokens(system);
-  } else if (typeof req.input === 'string' || Array.isArray(req.input)) {
-    prompt = inputTokens(req.input);
-  } else {
-    return null;
-  }
+  const prompt = estimatePrompt(record);
+  if (prompt === null) return null;
   let completion = 0;
   const res = record.responseBody as Json | null;
   if (res && Array.isArray(res.choices)) {
@@ -151,7 +162,9 @@ export const COST_NOTES = {
 
 /**
  * Token counts and their source: the provider's usage; the gateway's estimate the client was given in its usage
- * (marked {@link ESTIMATED_USAGE_MEMBER}: the provider reported none; trusted only on Bedrock's embeddings); or an estimate made here when no usage came on a 2xx.
+ * (marked {@link ESTIMATED_USAGE_MEMBER}: the provider reported none; trusted only on Bedrock's embeddings); for a
+ * stream the client left before its end, what the provider reported with the estimates filling in (./cut-stream-usage.ts);
+ * or an estimate made here when no usage came on a 2xx.
  */
 function tokenCounts(r: LogRecord): { usage: RecordUsage | null; prompt: number | null; completion: number | null; source: string | null } {
   const usage = readUsage(r);
@@ -162,6 +175,8 @@ function tokenCounts(r: LogRecord): { usage: RecordUsage | null; prompt: number 
   if (usage && r.endpoint === 'embeddings' && r.provider === 'bedrock' && mergedUsageObject(r)?.[ESTIMATED_USAGE_MEMBER] === ESTIMATED_USAGE_VALUE) {
     return { usage: null, prompt: usage.promptTokens, completion: usage.completionTokens ?? 0, source: 'estimated' };
   }
+  // A stream the client left: the provider's final usage never came, its answer was billed all the same (./cut-stream-usage.ts).
+  if (isCutStream(r)) return { ...cutStreamCounts(usage, estimatePrompt(r), answerTokensSoFar(r.responseBody)), source: 'estimated' };
   if (usage) return { usage, prompt: usage.promptTokens, completion: usage.completionTokens, source: 'provider' };
   if (r.status >= 200 && r.status < 300) {
     const est = estimateUsage(r);

@@ -102,12 +102,19 @@ export function foldMessagesEvent(into: Json | null, event: Json, text: TextBudg
   }
 }
 
+/** The blocks of a message cut before their `content_block_stop`: a `tool_use` input still partial becomes its `input` (as text when it does not parse). */
+function closeOpenBlocks(message: Json): void {
+  if (!Array.isArray(message.content)) return;
+  for (const block of message.content as unknown[]) if (block && typeof block === 'object') closeBlock(block as Json);
+}
+
 /** Messages: `usage` of a `message`; a stream's usage from `message_start` merged with `message_delta`'s. */
 export const messagesReading: ResponseReading = {
   usageInBody: (body) => body.usage || null,
   usageInChunk: usageInEvent,
   mergeUsage: mergeMessagesUsage,
   foldChunk: foldMessagesEvent,
+  closeCutBody: closeOpenBlocks,
 };
 
 /** count_tokens: `{"input_tokens": N}` is its whole answer, kept as the usage; never streamed. */

@@ -79,6 +79,13 @@ export interface ResponseReading {
   readonly supersededEvents?: ReadonlySet<string>;
   /** Stream events, by their SSE `event` name, that supersede {@link supersededEvents}. */
   readonly finalEvents?: ReadonlySet<string>;
+  /**
+   * Completes what a stream the client left mid-way leaves open in the body {@link foldChunk} assembled (Messages:
+   * the partial JSON of a `tool_use` block whose `content_block_stop` never came), so the log keeps every piece the
+   * client was sent (admin estimates the answer's tokens from them). Called once, for such a stream only. Absent:
+   * the fold keeps nothing apart.
+   */
+  readonly closeCutBody?: (body: Json) => void;
 }
 
 /**

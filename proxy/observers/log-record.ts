@@ -55,8 +55,9 @@ export function buildLogRecordHead(ctx: RequestContext, rec: RecordedResponse | 
     rec?.raw ? undefined : (rec?.body ?? null),
     rec?.truncated ?? false,
     // A translated stream may withhold the usage from its client (TranslatorCall.withheldUsage), and a hit replays
-    // such an answer (its usage stored with it): read only when the client's bytes had none.
-    ((rec?.usage ?? ctx.call?.withheldUsage ?? ctx.cache?.usage) as LogRecord['usage']) ?? null,
+    // such an answer (its usage stored with it): read only when the client's bytes had none. A client that left
+    // before the end missed what the provider reported so far (TranslatorCall.usageSource), which it bills.
+    ((rec?.usage ?? ctx.call?.withheldUsage ?? ctx.cache?.usage ?? (ctx.clientClosed ? ctx.call?.usageSource?.usageSoFar() : null)) as LogRecord['usage']) ?? null,
     ctx.error ?? rec?.error ?? (ctx.clientClosed ? 'client closed the connection' : null),
     ctx.clientClosed,
     ctx.prompt
@@ -176,7 +177,7 @@ export const logRecordObserver: ResponseObserver = {
       return;
     }
     const recorder = ctx.recorder;
-    let rec = recorder?.finish(ctx.status) ?? null;
+    let rec = recorder?.finish(ctx.status, ctx.clientClosed) ?? null;
     if (rec !== null && recorder!.hadStreamError) rec = redactedStreamError(ctx, rec);
     controlPlane.queue.push(buildLogRecordHead(ctx, rec), ctx.rawBodyLogged ? ctx.rawBody : null, rec?.raw ?? null);
   },

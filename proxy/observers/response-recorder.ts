@@ -185,8 +185,10 @@ export class ResponseRecorder implements TextBudget {
   /**
    * Finishes the recording.
    * @param status the HTTP status of the response (non-2xx bodies are kept as the error).
+   * @param cut true when the client left before the response ended: what the kind's fold kept apart of a stream
+   *   (`ResponseReading.closeCutBody`) goes into the body.
    */
-  finish(status: number): RecordedResponse {
+  finish(status: number, cut = false): RecordedResponse {
     if (this.encoding !== null) {
       const unread = this.decodeKept();
       if (unread !== null) return { body: unread, usage: null, error: status >= 400 ? `status ${status}` : null, truncated: this.truncated, raw: null };
@@ -196,6 +198,7 @@ export class ResponseRecorder implements TextBudget {
       if (this.superseded !== null) this.fold(this.superseded, undefined);
       this.superseded = null;
       const body = this.assembled;
+      if (body && cut) this.reading.closeCutBody?.(body);
       if (body && this.usage) body.usage = this.usage;
       return { body, usage: this.usage, error: this.streamError, truncated: this.truncated, raw: null };
     }

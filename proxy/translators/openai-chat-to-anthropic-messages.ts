@@ -16,7 +16,7 @@ import { openAIUsage } from './shared/openai-usage.ts';
 import { providerErrorText, upstreamBadResponse } from './shared/provider-errors.ts';
 import { SseTranslatorStream } from './shared/translator-stream.ts';
 import { finiteOrZero, isRecord, parseJson } from './shared/values.ts';
-import type { MappedResponse, MappingTranslator, TranslatorCall } from './types.ts';
+import type { MappedResponse, MappingTranslator, StreamUsageSource, TranslatorCall } from './types.ts';
 import { anthropicError, type AnthropicMessage, type AnthropicUsage } from './wire/anthropic-messages.ts';
 
 export { toAnthropicRequest };
@@ -111,7 +111,7 @@ export function fromAnthropicMessage(message: AnthropicMessage): ChatCompletion 
  * Anthropic SSE bytes in, OpenAI `chat.completion.chunk` SSE bytes out, one instance per response. Mapped events
  * are collected in `out` while a piece of input is parsed and pushed as one string when it is done.
  */
-class AnthropicChatStream extends SseTranslatorStream {
+class AnthropicChatStream extends SseTranslatorStream implements StreamUsageSource {
   private readonly writer: ChunkWriter;
   private readonly usage: AnthropicUsage = {};
   /** OpenAI tool-call index (0-based among tool calls) by Anthropic content block index. */
@@ -121,6 +121,12 @@ class AnthropicChatStream extends SseTranslatorStream {
   constructor(private readonly call: TranslatorCall) {
     super();
     this.writer = new ChunkWriter(`chatcmpl-${call.requestId}`, call.body.model, includesUsage(call.body));
+    call.usageSource = this;
+  }
+
+  /** {@link StreamUsageSource}: Anthropic's usage so far (`message_start`'s, merged with any `message_delta`'s) as OpenAI's; null before `message_start`. */
+  usageSoFar(): ChatUsage | null {
+    return this.usage.input_tokens === undefined && this.usage.output_tokens === undefined ? null : anthropicUsage(this.usage);
   }
 
   protected override onEnd(): void {

@@ -89,6 +89,20 @@ export interface TranslatorCall {
    * stream carried its usage, or had none.
    */
   withheldUsage?: ChatUsage;
+  /**
+   * The stream translator of a translated stream whose client gets the provider's usage only at the end, although
+   * the provider reports part of it earlier (Anthropic's `message_start`: the input side). Set by the translator
+   * when it is made (a reference, nothing copied); read only when the client leaves before the end
+   * (../observers/log-record.ts), so the log keeps the counts the provider reported and bills for. Absent: the
+   * translator has nothing the client's stream does not carry.
+   */
+  usageSource?: StreamUsageSource;
+}
+
+/** A stream translator that can tell the provider's usage reported so far (see `TranslatorCall.usageSource`). */
+export interface StreamUsageSource {
+  /** The provider's usage reported so far, in the client's dialect (tokens); null when it reported none yet. */
+  usageSoFar(): ChatUsage | null;
 }
 
 /** Redacts the credentials of one attempt (the one sent, the provider's configured key) from a provider's text. */
