@@ -27,6 +27,12 @@
  * cache, keeping its cached keys meanwhile. A watchdog (a NOTIFY to itself every
  * {@link LISTEN_CHECK_INTERVAL_MS}) re-subscribes when the subscription was lost for good
  * (postgres.js gives up re-listening if the database is down at that moment).
+ *
+ * Bounds of what a link can make admin hold: a message above {@link MAX_CONTROL_PLANE_MESSAGE_BYTES}
+ * closes the link with 1009 (`ws` refuses it as it arrives, before buffering it); a `keys.used`
+ * report marks only keys of the link's organization that the link's snapshot and the changes since
+ * hold (ids of other organizations, revoked or made-up ids are ignored and counted in
+ * `keysUsedIgnored`), so admin/key-usage.ts holds at most the organization's keys.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
@@ -34,7 +40,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { bearerToken, hashApiKey, hashesEqual } from '../shared/apikey.ts';
-import { KEY_GONE_CLOSE_CODE, parseMessage, ProxyMessageSchema, type AdminMessage, type ProxyMessage } from '../shared/controlplane.ts';
+import { KEY_GONE_CLOSE_CODE, MAX_CONTROL_PLANE_MESSAGE_BYTES, parseMessage, ProxyMessageSchema, type AdminMessage, type KeyEntry, type ProxyMessage } from '../shared/controlplane.ts';
 import { decodeBatch, readBatchHeader, RECORD_BATCH_VERSION } from '../shared/record-batch.ts';
 import type { Sql } from './db.ts';
 import { ingestDecodedRecords, ingestRecords, type IngestResult } from './ingest.ts';
@@ -56,6 +62,13 @@ interface Link {
   pending: AdminMessage[] | null;
   /** True once its key is gone: nothing more is sent to it or accepted from it. */
   ended: boolean;
+  /**
+   * The organization's live keys as sent to this link (snapshot, then upserts and revocations):
+   * hex SHA-256 → key id. Revocations name hashes, hence the map.
+   */
+  keys: Map<string, string>;
+  /** The ids of `keys`: what a `keys.used` report may mark. */
+  keyIds: Set<string>;
 }
 
 /** How often admin checks that its LISTEN subscription still delivers, in ms. */
@@ -72,6 +85,8 @@ export interface ControlPlaneStats {
   /** Records stored with their API key id cleared: not a key of the link's organization (admin/ingest-key-scope.ts). */
   recordsKeyIdCleared: number;
   batchesFailed: number;
+  /** Ids in proxies' `keys.used` reports that are no live key of the link's organization: ignored. */
+  keysUsedIgnored: number;
 }
 
 /** A running control plane. */
@@ -88,7 +103,7 @@ export interface ControlPlane {
  *   used (for `api_key.last_used_at`); absent, they are not recorded.
  */
 export async function startControlPlane(server: Server, sql: Sql, logger: Logger, keyUsage?: Pick<KeyUsage, 'mark'>): Promise<ControlPlane> {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024 * 1024 });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CONTROL_PLANE_MESSAGE_BYTES });
   const links = new Links(sql, logger, keyUsage);
   // Subscribed before accepting proxies, so no link can miss a change made after its snapshot.
   const listener = new ChangeListener(sql, logger, links);
@@ -124,7 +139,7 @@ export async function startControlPlane(server: Server, sql: Sql, logger: Logger
 /** The proxies connected to this admin process, and the counters of their traffic. */
 class Links {
   readonly all = new Set<Link>();
-  readonly stats: ControlPlaneStats = { connections: 0, recordsStored: 0, recordsDuplicate: 0, recordsRejected: 0, recordsKeyIdCleared: 0, batchesFailed: 0 };
+  readonly stats: ControlPlaneStats = { connections: 0, recordsStored: 0, recordsDuplicate: 0, recordsRejected: 0, recordsKeyIdCleared: 0, batchesFailed: 0, keysUsedIgnored: 0 };
 
   constructor(
     readonly sql: Sql,
@@ -154,6 +169,8 @@ class Links {
   /** Sends a key change to a synced link; one revoking the link's own key then ends the link. */
   private deliver(link: Link, msg: AdminMessage): void {
     this.send(link, msg);
+    if (msg.type === 'keys.upsert') learnKeys(link, msg.keys);
+    else if (msg.type === 'keys.revoke') forgetKeys(link, msg.hashes);
     if (msg.type === 'keys.revoke' && msg.hashes.some((h) => hashesEqual(h, link.keyHash))) this.end(link, 'API key revoked');
   }
 
@@ -203,7 +220,7 @@ class Links {
    */
   async open(ws: WebSocket, key: { keyId: string; organizationId: string; hash: string }): Promise<void> {
     const { organizationId } = key;
-    const link: Link = { ws, organizationId, keyId: key.keyId, keyHash: key.hash, alive: true, pending: [], ended: false };
+    const link: Link = { ws, organizationId, keyId: key.keyId, keyHash: key.hash, alive: true, pending: [], ended: false, keys: new Map(), keyIds: new Set() };
     this.all.add(link);
     this.stats.connections = this.all.size;
     this.logger.info({ organizationId }, 'proxy connected to the control plane');
@@ -212,7 +229,8 @@ class Links {
       this.all.delete(link);
       this.stats.connections = this.all.size;
     });
-    ws.on('error', (err) => this.logger.warn({ err }, 'control-plane link error'));
+    // A frame above maxPayload arrives here (ws then closes the link with 1009).
+    ws.on('error', (err) => this.logger.warn({ err, organizationId, keyId: key.keyId }, 'control-plane link error'));
     ws.on('message', (data, isBinary) => {
       if (link.ended) return;
       if (isBinary) {
@@ -239,6 +257,7 @@ class Links {
     try {
       const keys = await keyEntries(this.sql, link.organizationId);
       this.send(link, { type: 'keys.snapshot', keys });
+      learnKeys(link, keys);
       const held = link.pending ?? [];
       link.pending = null;
       if (!keys.some((k) => k.keyId === link.keyId)) {
@@ -268,13 +287,48 @@ class Links {
 
 /** Answers one message of a proxy. */
 async function handleMessage(links: Links, link: Link, msg: ProxyMessage): Promise<void> {
-  if (msg.type === 'keys.used') {
-    // Scoped to the link's organization: a proxy can only mark its own organization's keys.
-    links.keyUsage?.mark(link.organizationId, msg.keyIds);
-    return;
-  }
+  if (msg.type === 'keys.used') return markUsed(links, link, msg.keyIds);
   if (msg.type === 'records') return storeRecords(links, link, msg);
   if (msg.type === 'prompt.get') return lookUpPrompt(links, link, msg);
+}
+
+/**
+ * Hands the ids of a `keys.used` report that are live keys of the link's organization (as the link
+ * knows them: {@link Link.keyIds}) to the key-usage recorder; the others are counted in
+ * `keysUsedIgnored` and logged at debug. A key revoked before its report arrives is not marked.
+ */
+function markUsed(links: Links, link: Link, keyIds: readonly string[]): void {
+  const known: string[] = [];
+  for (const id of keyIds) {
+    // Ids are compared as PostgreSQL writes UUIDs (lowercase); the proxy echoes them as sent.
+    if (link.keyIds.has(id)) known.push(id);
+    else if (link.keyIds.has(id.toLowerCase())) known.push(id.toLowerCase());
+  }
+  const ignored = keyIds.length - known.length;
+  if (ignored > 0) {
+    links.stats.keysUsedIgnored += ignored;
+    links.logger.debug({ organizationId: link.organizationId, keyId: link.keyId, ignored }, "ignored key ids in keys.used: not live keys of the link's organization");
+  }
+  if (known.length > 0) links.keyUsage?.mark(link.organizationId, known);
+}
+
+/** Adds keys of the link's organization to what it may report used (entries of other organizations are skipped). */
+function learnKeys(link: Link, keys: readonly KeyEntry[]): void {
+  for (const k of keys) {
+    if (k.organizationId !== link.organizationId) continue;
+    link.keys.set(k.hash, k.keyId);
+    link.keyIds.add(k.keyId);
+  }
+}
+
+/** Removes revoked keys (by hash) from what the link may report used. */
+function forgetKeys(link: Link, hashes: readonly string[]): void {
+  for (const h of hashes) {
+    const id = link.keys.get(h);
+    if (id === undefined) continue;
+    link.keys.delete(h);
+    link.keyIds.delete(id);
+  }
 }
 
 /** Stores a JSON batch of log records (proxies before binary batches), as {@link storeBatch}. */

@@ -49,6 +49,12 @@ import { loadOnce } from '../shared/lazy.ts';
 /** Imports `ws` once (see the module docstring); a failed import is retried on the next attempt. */
 const loadWebSocket = loadOnce(() => import('ws').then((mod) => mod.default));
 
+/**
+ * WebSocket close code "message too big" (RFC 6455 §7.4.1): admin refused a message above its bound
+ * (shared/controlplane.ts MAX_CONTROL_PLANE_MESSAGE_BYTES).
+ */
+const MESSAGE_TOO_BIG_CLOSE_CODE = 1009;
+
 /** Most API keys a proxy holds (one organization's live keys). */
 const MAX_KEYS = 100_000;
 
@@ -237,8 +243,8 @@ export class ControlPlaneClient {
     const dropped = this.queue.dropped;
     if (dropped === this.droppedReported) return;
     this.options.logger.error(
-      { dropped: dropped - this.droppedReported, droppedTotal: dropped, linkConnected: this.connected, linkDownReason: this.downReason },
-      'log records dropped: the log queue was full (the control-plane link is down or admin is not keeping up)',
+      { dropped: dropped - this.droppedReported, droppedTotal: dropped, oversizeTotal: this.queue.getStats().oversize, linkConnected: this.connected, linkDownReason: this.downReason },
+      'log records dropped: the log queue was full (the control-plane link is down or admin is not keeping up), or a record was larger than admin accepts in one message (oversizeTotal)',
     );
     this.droppedReported = dropped;
   }
@@ -339,7 +345,13 @@ export class ControlPlaneClient {
       if (this.stableTimer) clearTimeout(this.stableTimer);
       if (this.livenessTimer) clearTimeout(this.livenessTimer);
       if (this.connected) this.setConnected(false);
-      this.queue.linkLost();
+      if (code === MESSAGE_TOO_BIG_CLOSE_CODE) {
+        this.options.logger.error(
+          { code, reason: reason.toString() },
+          'control plane closed the link: a log record batch was larger than admin accepts (is admin of another version?); the largest batch in flight is dropped, not re-sent',
+        );
+      }
+      this.queue.linkLost(code === MESSAGE_TOO_BIG_CLOSE_CODE);
       for (const [reqId, pending] of this.pendingPrompts) {
         clearTimeout(pending.timer);
         pending.resolve({ ok: false, status: 503, error: 'control plane unavailable' });

@@ -7,9 +7,16 @@
  * until admin acknowledges them (after its commit); a negative ack or a lost link puts them back at
  * the front, so nothing is lost short of the bounds, and admin's duplicate handling makes a re-sent
  * record harmless.
+ *
+ * No message exceeds admin's bound ({@link MAX_CONTROL_PLANE_MESSAGE_BYTES}; admin closes the link
+ * with 1009 on a larger one): a record that cannot fit a message of its own is dropped when queued
+ * (counted in `dropped` and `oversize`), and should admin still refuse a batch as too big (an admin
+ * of another version with a smaller bound), {@link LogQueue.linkLost} drops the largest batch in
+ * flight rather than re-sending it on every new link.
  */
 import { randomUUID } from 'node:crypto';
-import { recordSize } from '../shared/record-batch.ts';
+import { MAX_CONTROL_PLANE_MESSAGE_BYTES } from '../shared/controlplane.ts';
+import { BATCH_HEADER_BYTES, recordSize } from '../shared/record-batch.ts';
 import { LogBatch } from './log-batch.ts';
 
 /** Bounds and batching of the queue. */
@@ -24,11 +31,16 @@ export interface LogQueueOptions {
   maxInFlight?: number;
   /**
    * Most bytes of records in one batch message (a batch always holds at least one record). Default
-   * 16 MiB. A batch also closes when its buffer is full (./log-batch.ts, 1 MiB; a larger record
+   * 16 MiB; at most what fits admin's bound ({@link MAX_CONTROL_PLANE_MESSAGE_BYTES}) with the header. A batch also closes when its buffer is full (./log-batch.ts, 1 MiB; a larger record
    * travels alone in a buffer of its own size).
    */
   maxBatchBytes?: number;
 }
+
+/** Default of {@link LogQueueOptions}' `maxBatchBytes`. */
+const DEFAULT_MAX_BATCH_BYTES = 16 * 1024 * 1024;
+/** Most bytes of records in one message admin accepts: its bound less the batch header. */
+const MAX_RECORD_BYTES = MAX_CONTROL_PLANE_MESSAGE_BYTES - BATCH_HEADER_BYTES;
 
 /** After a negative ack, sending pauses this long, doubling per further nack up to the cap (ms). */
 const NACK_BACKOFF_START_MS = 250;
@@ -48,6 +60,11 @@ export interface LogQueueStats {
   dropped: number;
   /** Of `dropped`: records that could not be serialized. */
   unserializable: number;
+  /**
+   * Of `dropped`: records too large for one message admin accepts (a record above the bound, or a
+   * batch admin refused as too big, code 1009).
+   */
+  oversize: number;
   /** Batches admin failed to store and that were queued again. */
   nacked: number;
 }
@@ -63,7 +80,7 @@ export class LogQueue {
   private waitingRecords = 0;
   private waitingBytes = 0;
   private readonly inFlight = new Map<string, LogBatch>();
-  private stats = { sent: 0, acknowledged: 0, dropped: 0, unserializable: 0, nacked: 0 };
+  private stats = { sent: 0, acknowledged: 0, dropped: 0, unserializable: 0, oversize: 0, nacked: 0 };
   private drainWaiters: Array<() => void> = [];
   /** Backoff after negative acks: no batch is sent before `retryAt` (epoch ms). */
   private nackDelayMs = 0;
@@ -74,12 +91,13 @@ export class LogQueue {
     private readonly options: LogQueueOptions,
     private readonly send: (message: Buffer) => boolean,
   ) {
-    this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
+    this.maxBatchBytes = Math.min(options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES, MAX_RECORD_BYTES);
   }
 
   /**
    * Queues a record; drops the oldest waiting records when a bound is reached. A record that cannot
-   * be serialized is dropped (and counted) rather than thrown to the caller.
+   * be serialized, or that is too large for one message admin accepts, is dropped (and counted)
+   * rather than thrown to the caller.
    * @param head the record without the bodies given raw: its positional head (shared/record-head.ts),
    *   or a record object; serialized here with JSON.stringify.
    * @param requestBody the client's body as received, valid JSON, logged as these bytes; null: the
@@ -99,6 +117,12 @@ export class LogQueue {
     }
     const headBytes = Buffer.byteLength(json);
     const size = recordSize(headBytes, requestBody, responseBody);
+    if (size > MAX_RECORD_BYTES) {
+      // Admin would close the link on its batch, and the batch would come back on every link.
+      this.stats.dropped++;
+      this.stats.oversize++;
+      return;
+    }
     this.batchFor(size).add(json, headBytes, requestBody, responseBody);
     this.waitingRecords++;
     this.waitingBytes += size;
@@ -180,10 +204,24 @@ export class LogQueue {
     this.requeue([batch]);
   }
 
-  /** The link dropped: every unacknowledged batch goes back to the front, oldest first. */
-  linkLost(): void {
-    const batches = [...this.inFlight.values()];
+  /**
+   * The link dropped: every unacknowledged batch goes back to the front, oldest first.
+   * @param messageTooBig admin closed the link with 1009 (a message above its bound): the largest
+   *   batch in flight is dropped (its records counted in `dropped` and `oversize`), not re-sent. The
+   *   batch admin refused is at least as large as every batch it accepted, so the largest in flight
+   *   is either that batch or one admin would refuse too; each such close drops one batch, so the
+   *   queue never resends a refused batch forever.
+   */
+  linkLost(messageTooBig = false): void {
+    let batches = [...this.inFlight.values()];
     this.inFlight.clear();
+    if (messageTooBig && batches.length > 0) {
+      const largest = batches.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+      batches = batches.filter((b) => b !== largest);
+      this.stats.dropped += largest.count;
+      this.stats.oversize += largest.count;
+      largest.release();
+    }
     this.requeue(batches);
   }
 

@@ -50,6 +50,17 @@ export type AdminMessage = Infer<typeof AdminMessageSchema>;
  */
 export const KEY_GONE_CLOSE_CODE = 4001;
 
+/**
+ * Largest message a proxy sends admin on the link (bytes): admin's `maxPayload`, above which it
+ * closes the link with 1009 (message too big) before holding the frame. The proxy's largest
+ * legitimate message is a record batch of at most 16 MiB of records (proxy/log-queue.ts
+ * `maxBatchBytes`, not configurable) plus its header, or one record alone that is larger: the
+ * proxy drops (and counts) a record that does not fit this bound instead of sending it, so the
+ * 4 MiB above the batch size are headroom for such a lone record (the default limits make one at
+ * most about 11 MiB: `server.max-body-size` 10 MiB plus `log-queue.max-body-bytes` 1 MiB).
+ */
+export const MAX_CONTROL_PLANE_MESSAGE_BYTES = 20 * 1024 * 1024;
+
 /** Most key ids in one `keys.used` message (a proxy splits a larger report). */
 export const MAX_KEYS_USED_PER_MESSAGE = 10_000;
 
