@@ -243,6 +243,12 @@ const OWN_SCHEMAS: Record<string, Schema> = {
       isPartOfExperiment: { type: 'boolean' },
       isCached: { type: 'boolean', description: 'true: response-cache hits only (answered from the cache, cache_reference_id set); false: every other request.' },
       includeInputs: { type: 'boolean', description: 'accepted and ignored; see GET /v1/request/{requestId}/inputs.' },
+      bodies: {
+        type: 'boolean',
+        default: true,
+        description:
+          'Extension (not in the reference API). false: the same rows in the same shape with request_body, response_body, llmSchema and response_id null, the bodies neither read nor measured, so the page is never refused (413) for their size; read one request whole with GET /v1/request/{requestId}.',
+      },
     },
     required: ['filter'],
     additionalProperties: false,

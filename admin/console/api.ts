@@ -212,6 +212,7 @@ export interface DatasetRow {
   response_body: unknown;
 }
 
+
 /** A live API key (never the key itself). */
 export interface ApiKey {
   id: string;
@@ -325,9 +326,12 @@ export function createApi(key: string) {
     /**
      * The newest requests matching `filter`, `limit` of them, older than `before` when given. No
      * `sort`: the default order (created_at desc, id desc) is the one keyset paging follows.
+     * Without bodies (`bodies: false`, admin's extension): `request_body`, `response_body` and
+     * `llmSchema` are null, so no page is refused (413) for its bodies' size; the list shows none of
+     * them, and {@link getRequest} reads one request whole.
      */
     queryRequests: (filter: FilterNode, limit: number, before?: Cursor) =>
-      env<SvcRequest[]>('POST', '/v1/request/query', { filter, limit, ...(before ? { before } : {}) }),
+      env<SvcRequest[]>('POST', '/v1/request/query', { filter, limit, bodies: false, ...(before ? { before } : {}) }),
     /** How many requests match `filter`. */
     countRequests: async (filter: FilterNode) => {
       const data = await env<number | { count: number }>('POST', '/v1/request/count', { filter });

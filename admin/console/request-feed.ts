@@ -11,8 +11,11 @@
  * among the rows held (below the last row loaded when it is older than all of them; scrolling
  * then skips it, held by id).
  *
- * What a poll reads (the REST API has no slimmer answer than whole rows with bodies, and its
- * answers keep the reference's members, so the count is what keeps a quiet poll small):
+ * Pages are read without bodies (`bodies: false`, see Api.queryRequests): the table shows none, and
+ * a page of coding-agent requests (50 KB–1 MB each) with them is over what one answer of admin may
+ * carry (`admin.max-page-body-bytes`, a 413). The detail view reads one request whole.
+ *
+ * What a poll reads (the count is what keeps a quiet poll small):
  * 1. `POST /v1/request/count` of the rows stored in the look-back ({@link STORE_LOOKBACK_MS}
  *    before the newest `updated_at` held). No more than the rows held of that window: nothing new,
  *    and the poll ends there (a number, however many rows the page holds).

@@ -3,19 +3,41 @@
  * made on the Requests page from its current filter. The open one can be exported (a JSON Lines
  * file, one object per row), renamed and deleted (asked to confirm, in place), and each row removed.
  */
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import type { Dataset, DatasetRow } from '../api.ts';
 import { LoadMore } from '../components/load-more.tsx';
 import { formatInt, formatTime } from '../format.ts';
 import { useLoad } from '../hooks.ts';
+import { readWithinBudget, type ReadSize } from '../page-budget.ts';
 import { usePagedList } from '../paged-list.ts';
 import { navigate, routeHash } from '../router.ts';
 import { useSession } from '../session.tsx';
 
 /** How often the list of datasets is read again (ms). */
 const REFRESH_MS = 2_000;
-/** Dataset rows per page ("Load more" brings the next). */
+/**
+ * Dataset rows per page ("Load more" brings the next). Admin bounds the bodies one answer carries,
+ * so a page of large requests is read in smaller reads ({@link readWithinBudget}).
+ */
 const ROWS_PAGE = 500;
+
+/**
+ * A dataset row as the table keeps it: its preview, not its bodies (a page of coding-agent
+ * requests is hundreds of MB of them). `tooLarge`: the row's bodies alone are more than one answer
+ * of admin may carry; position and time are then unknown (null) and the request opens alone.
+ */
+interface ListedRow {
+  request_id: string;
+  position: number | null;
+  created_at: string | null;
+  preview: string;
+  tooLarge: boolean;
+}
+
+const listed = (r: DatasetRow): ListedRow => ({ request_id: r.request_id, position: r.position, created_at: r.created_at, preview: preview(r.request_body), tooLarge: false });
+
+/** The stand-in of a row too large to list (a 413 named it): shown, with a link to read it alone. */
+const tooLargeRow = (requestId: string): ListedRow => ({ request_id: requestId, position: null, created_at: null, preview: 'too large to preview here: open the request', tooLarge: true });
 
 /** A short preview of a request body: its model and the last message's text. */
 function preview(body: unknown): string {
@@ -137,7 +159,14 @@ function DatasetRows({ id }: { id: string }) {
   const { api, reportError } = useSession();
   const [generation, setGeneration] = useState(0);
   const [removing, setRemoving] = useState<string | null>(null);
-  const list = usePagedList<DatasetRow>((offset, limit) => api.datasetRows(id, offset, limit), [api, id, generation], ROWS_PAGE, (r) => r.request_id);
+  // One read size per listing (see ReadSize): a new dataset or a re-read starts from a whole page.
+  const size = useMemo<ReadSize>(() => ({ current: ROWS_PAGE }), [id, generation]); // eslint-disable-line react-hooks/exhaustive-deps
+  const list = usePagedList<ListedRow>(
+    (offset, limit) => readWithinBudget((o, l) => api.datasetRows(id, o, l).then((rows) => rows.map(listed)), offset, limit, size, tooLargeRow),
+    [api, id, generation],
+    ROWS_PAGE,
+    (r) => r.request_id,
+  );
   const removeRow = async (requestId: string) => {
     setRemoving(requestId);
     try {
@@ -171,14 +200,16 @@ function DatasetRows({ id }: { id: string }) {
         <tbody>
           {list.rows.map((r) => (
             <tr key={r.request_id} data-testid="dataset-request-row" data-request-id={r.request_id}>
-              <td className="num">{r.position}</td>
+              <td className="num">{r.position ?? '—'}</td>
               <td>
                 <a href={routeHash('requests', r.request_id)}>
                   <code>{r.request_id.slice(0, 8)}</code>
                 </a>
               </td>
-              <td className="muted">{formatTime(r.created_at)}</td>
-              <td className="ellipsis">{preview(r.request_body)}</td>
+              <td className="muted">{r.created_at ? formatTime(r.created_at) : '—'}</td>
+              <td className={r.tooLarge ? 'ellipsis muted' : 'ellipsis'} data-testid="dataset-row-preview">
+                {r.preview}
+              </td>
               <td className="actions">
                 <button type="button" className="ghost" data-testid="dataset-row-remove" disabled={removing !== null} onClick={() => void removeRow(r.request_id)}>
                   {removing === r.request_id ? 'Removing…' : 'Remove'}

@@ -8,6 +8,8 @@
  *   otherwise; `before: {created_at, request_id}` (the last row of the previous page) pages by keyset
  *   in the default order (created_at desc, id desc) and cannot be combined with `offset` or `sort`;
  *   a page whose bodies hold more than `admin.max-page-body-bytes` is a 413 naming `limit` (page-budget.ts);
+ *   `bodies: false` (an extension) answers the same rows with `request_body`, `response_body`,
+ *   `llmSchema` and `response_id` null, never a 413 for their size (the console's list);
  * - `POST /v1/request/count` {filter, isScored?, isPartOfExperiment?, isCached?, includeInputs?} →
  *   how many requests match (a number);
  * - `POST /v1/request/{requestId}/feedback` {rating: boolean} → `{"data": null, "error": null}`: the

@@ -39,11 +39,14 @@ const selection = {
 };
 
 /**
- * Body of `POST /v1/request/query` (no other members). `before` pages by keyset in the default order
+ * Body of `POST /v1/request/query` (no other members). `bodies: false` (an extension of the
+ * reference, default true) lists the rows with `request_body`, `response_body`, `llmSchema` and
+ * `response_id` null, so a page is never refused for its bodies' size (the console's table shows
+ * none of them; it reads one request's bodies with `GET /v1/request/{id}`). `before` pages by keyset in the default order
  * (created_at desc, id desc), so it cannot be combined with `offset` or `sort`: a 400 naming `before`.
  */
 export const RequestQueryBody = refine(
-  object({ ...selection, offset: optional(OffsetStruct), limit: optional(LimitStruct), sort: optional(SortStruct), before: optional(BeforeStruct) }),
+  object({ ...selection, offset: optional(OffsetStruct), limit: optional(LimitStruct), sort: optional(SortStruct), before: optional(BeforeStruct), bodies: optional(boolean()) }),
   'keyset',
   (v) => {
     if (v.before === undefined) return true;

@@ -46,6 +46,8 @@ export interface RequestQuery extends RequestSelection {
   sort?: Partial<Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'>> & { random?: true };
   /** Only rows after this one in the default order (created_at desc, id desc); not with offset or sort. */
   before?: RequestCursor;
+  /** false: the rows without their bodies (request_body, response_body, error null), no body budget. */
+  bodies?: boolean;
 }
 
 function orderBy(sql: Sql, sort: RequestQuery['sort']): Fragment {
@@ -86,14 +88,16 @@ const feedbackColumns = (sql: Sql): Fragment => sql`f.id as feedback_id, f.ratin
 /**
  * The `request_log r` columns a listed request shows (every column {@link RequestRow} names): not
  * `prompt_text` or `prompt_inputs`, which the list does not show and {@link pageIdsWithinBudget} does not measure.
+ * Without `bodies` (`bodies: false`), the bodies and the error are nulls, never read.
  */
-const listedColumns = (sql: Sql): Fragment => sql`
+const listedColumns = (sql: Sql, bodies = true): Fragment => sql`
   r.id, r.created_at, r.response_created_at, r.path, r.target_url, r.provider, r.request_model, r.response_model,
   r.model_override, r.user_id, r.properties, r.status, r.delay_ms, r.time_to_first_token, r.prompt_tokens,
   r.completion_tokens, r.total_tokens, r.reasoning_tokens, r.prompt_cache_read_tokens, r.prompt_cache_write_tokens,
   r.prompt_audio_tokens, r.completion_audio_tokens, r.cost_usd, r.cost_note, r.cache_enabled, r.cache_reference_id,
-  r.cost_saved_usd, r.session_id, r.session_path, r.session_name, r.prompt_id, r.prompt_version, r.request_body,
-  r.response_body, r.error, r.tokens_source, r.extra, r.updated_at`;
+  r.cost_saved_usd, r.session_id, r.session_path, r.session_name, r.prompt_id, r.prompt_version,
+  ${bodies ? sql`r.request_body, r.response_body, r.error` : sql`null::json as request_body, null::json as response_body, null::json as error`},
+  r.tokens_source, r.extra, r.updated_at`;
 
 /**
  * Bytes of the bodies a listed request carries (request, response, error) as their JSON text, of
@@ -121,11 +125,13 @@ function pageCondition(sql: Sql, organizationId: string, query: RequestQuery): F
  * `limit` rows after that position in the default order (created_at desc, id desc), which the index
  * `(organization_id, created_at desc, id desc)` serves at any depth. See {@link selectionCondition}
  * for the flags. The page's ids and body sizes are read first; its bodies are loaded only when they
- * hold at most `maxPageBodyBytes` (see page-budget.ts), so one call never holds more.
+ * hold at most `maxPageBodyBytes` (see page-budget.ts), so one call never holds more; with
+ * `bodies: false` they are not read at all ({@link queryRequestsWithoutBodies}).
  * @throws {HttpError} 400 for an invalid filter, or `before` with `offset` or `sort`; 413 naming
  *   `limit` when the page's bodies exceed `maxPageBodyBytes`.
  */
 export async function queryRequests(sql: Sql, organizationId: string, query: RequestQuery, maxPageBodyBytes = DEFAULT_MAX_PAGE_BODY_BYTES): Promise<RequestRow[]> {
+  if (query.bodies === false) return queryRequestsWithoutBodies(sql, organizationId, query);
   // The bodies ride through the sort as TOAST pointers; only the outer select, row by row, measures them.
   const page = sql`
     select r.id, r.request_body, r.response_body, r.error from request_log r
@@ -141,6 +147,21 @@ export async function queryRequests(sql: Sql, organizationId: string, query: Req
     from request_log r left join request_feedback f on f.request_id = r.id
     where r.organization_id = ${organizationId} and r.id = any(${ids}::uuid[])`;
   return inIdOrder(ids, rows, (r) => r.id);
+}
+
+/**
+ * {@link queryRequests} with `bodies: false`: the same page, its bodies and error null (neither
+ * read nor measured, so no body budget applies: a row's other columns are a few hundred bytes).
+ * @throws {HttpError} 400 for an invalid filter, or `before` with `offset` or `sort`.
+ */
+async function queryRequestsWithoutBodies(sql: Sql, organizationId: string, query: RequestQuery): Promise<RequestRow[]> {
+  return sql<RequestRow[]>`
+    select ${listedColumns(sql, false)}, ${feedbackColumns(sql)},
+      (select coalesce(jsonb_object_agg(s.name, s.value), '{}'::jsonb) from request_score s where s.request_id = r.id) as scores
+    from request_log r left join request_feedback f on f.request_id = r.id
+    where ${pageCondition(sql, organizationId, query)}
+    order by ${orderBy(sql, query.sort)}
+    limit ${query.limit ?? DEFAULT_LIMIT} offset ${query.offset ?? 0}`;
 }
 
 /**
