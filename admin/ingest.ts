@@ -15,14 +15,18 @@
  * (./cut-stream-usage.ts).
  * A record's API key id that is not a key of its organization is cleared before storing
  * (./ingest-key-scope.ts), and counted in {@link IngestResult}'s `keyIdsCleared`.
+ * A body above admin's bound is stored cut and marked `bodyTruncated`, and one nested too deep for
+ * PostgreSQL's json input as `{raw: text}` (./ingest-body-bounds.ts): a body never costs its
+ * record, nor its batch.
  */
 import { costOf } from '../shared/models.ts';
 import { PROVIDERS, isProviderName } from '../shared/providers.ts';
 import type { DecodedRecord } from '../shared/record-batch.ts';
 import { ESTIMATED_USAGE_MEMBER, ESTIMATED_USAGE_VALUE, LogRecordSchema, type LogRecord } from '../shared/record.ts';
 import { validateValue } from '../shared/validate.ts';
-import { readDecodedRecord, usageOfBody, type BodyTexts } from './decoded-record.ts';
+import { readDecodedRecord, usageOfBody, type BodyTexts, type StoredBody } from './decoded-record.ts';
 import { answerTokensSoFar, cutStreamCounts, isCutStream } from './cut-stream-usage.ts';
+import { bodiesAsText, bodyValueText, boundBody, cutText, MAX_STORED_BODY_BYTES, type BoundedBodyCounts } from './ingest-body-bounds.ts';
 import { clearForeignKeyIds, type ClearedKeyIds } from './ingest-key-scope.ts';
 import { jsonbText } from './jsonb-text.ts';
 import { isCertainlyLogRecord } from './record-check.ts';
@@ -234,11 +238,14 @@ const isoTime = (ms: number): string => new Date(ms).toISOString();
 /**
  * Turns one record into a `request_log` row (column → value; every row has the same columns in the
  * same order). Times are ISO texts and JSON values their JSON text, made once (admin/jsonb-text.ts).
+ * Bodies are bounded as ./ingest-body-bounds.ts says (one cut sets `extra.bodyTruncated`); the
+ * prompt text is cut at the same bound.
  * @param texts the bodies' texts as they arrived raw (admin/decoded-record.ts); a body without one
  *   is serialized from the record.
+ * @param counts where the bodies cut or stored as `{raw: text}` are counted, if given.
  * @throws {RangeError} for a time that is no valid date.
  */
-export function recordToRow(r: LogRecord, texts?: BodyTexts): RequestLogRow {
+export function recordToRow(r: LogRecord, texts?: BodyTexts, counts?: BoundedBodyCounts): RequestLogRow {
   const t = tokenCounts(r);
   const usage = t.usage;
   const total = usage?.totalTokens ?? (t.prompt !== null ? t.prompt + (t.completion ?? 0) : null);
@@ -250,7 +257,16 @@ export function recordToRow(r: LogRecord, texts?: BodyTexts): RequestLogRow {
   // A cache hit called no provider: it cost nothing, and saved what its answer's tokens would have cost.
   // The column is a uuid (request ids are): anything else would refuse the whole row, so it is dropped.
   const hitOf = r.cacheReferenceId && isUuid(r.cacheReferenceId) ? r.cacheReferenceId : null;
-  const extra: Json = { attempts: r.attempts, endpoint: r.endpoint, clientClosed: r.clientClosed, bodyTruncated: r.bodyTruncated, modelSent: r.modelSent };
+  // The proxy refuses (400) a body nested deeper than PostgreSQL may take, and logs it as it came.
+  const suspect = r.status >= 400;
+  const requestBody = boundBody(texts?.requestBody !== undefined ? texts.requestBody : bodyValueText(r.requestBody), suspect);
+  const responseBody = boundBody(texts?.responseBody !== undefined ? texts.responseBody : bodyValueText(r.responseBody), suspect);
+  if (counts) {
+    counts.cut += Number(requestBody.cut) + Number(responseBody.cut);
+    counts.asText += Number(requestBody.asText) + Number(responseBody.asText);
+  }
+  const bodyTruncated = r.bodyTruncated || requestBody.cut || responseBody.cut;
+  const extra: Json = { attempts: r.attempts, endpoint: r.endpoint, clientClosed: r.clientClosed, bodyTruncated, modelSent: r.modelSent };
   if (r.tokenLimit) extra.tokenLimit = r.tokenLimit;
   if (r.removedMembers && r.removedMembers.length > 0) extra.removedMembers = r.removedMembers.slice(0, 1000).map((m) => m.slice(0, 512));
   if (r.wireFormat) extra.wireFormat = r.wireFormat.slice(0, 100);
@@ -290,24 +306,31 @@ export function recordToRow(r: LogRecord, texts?: BodyTexts): RequestLogRow {
     session_id: textSafe(sessionOf(r)),
     session_path: textSafe(r.sessionPath?.slice(0, 1024) || null),
     session_name: textSafe(r.sessionName?.slice(0, 256) || null),
-    prompt_text: textSafe(promptText(r.requestBody)),
+    prompt_text: textSafe(boundedPromptText(r.requestBody)),
     prompt_id: textSafe(r.prompt?.promptId ?? null),
     prompt_version_id: textSafe(r.prompt?.versionId ?? null),
     prompt_version: textSafe(r.prompt?.version ?? null),
     prompt_environment: textSafe(r.prompt?.environment ?? null),
     prompt_inputs: r.prompt ? jsonbText(r.prompt.inputs) : null,
-    request_body: texts?.requestBody !== undefined ? texts.requestBody : jsonbText(r.requestBody),
-    response_body: texts?.responseBody !== undefined ? texts.responseBody : jsonbText(r.responseBody),
+    request_body: requestBody.text,
+    response_body: responseBody.text,
     error: r.error !== null ? jsonbText(r.error) : null,
     extra: jsonbText(extra),
   };
 }
 
-/** Rows of a batch made so far, and the records refused before reaching PostgreSQL. */
+/** The prompt text of a request body ({@link promptText}), cut at the bound of a stored body. */
+function boundedPromptText(body: unknown): string | null {
+  const text = promptText(body);
+  return text === null ? null : cutText(text, MAX_STORED_BODY_BYTES);
+}
+
+/** Rows of a batch made so far, the records refused before reaching PostgreSQL, and the bodies bounded. */
 interface Prepared {
   rows: RequestLogRow[];
   rejected: number;
   errors: string[];
+  bodies: BoundedBodyCounts;
 }
 
 /** Counts one record rejected, keeping the first 5 reasons. */
@@ -338,7 +361,7 @@ function prepareRecord(batch: Prepared, organizationId: string, raw: unknown, te
   // path reads it unchecked too, in readUsage), so an odd member must not reject the record.
   if (texts?.responseBody !== undefined && rec.usage === null) rec.usage = usageOfBody(rec.responseBody) as LogRecord['usage'];
   try {
-    batch.rows.push(recordToRow(rec, texts));
+    batch.rows.push(recordToRow(rec, texts, batch.bodies));
   } catch (err) {
     reject(batch, `record ${rec.requestId}: ${(err as Error).message}`);
   }
@@ -353,7 +376,7 @@ function prepareRecord(batch: Prepared, organizationId: string, raw: unknown, te
  *   must not acknowledge).
  */
 export async function ingestRecords(sql: Sql, organizationId: string, records: unknown[]): Promise<IngestResult> {
-  const batch: Prepared = { rows: [], rejected: 0, errors: [] };
+  const batch: Prepared = { rows: [], rejected: 0, errors: [], bodies: { cut: 0, asText: 0 } };
   for (const raw of records) prepareRecord(batch, organizationId, raw);
   return storeScoped(sql, organizationId, batch);
 }
@@ -365,7 +388,7 @@ export async function ingestRecords(sql: Sql, organizationId: string, records: u
  * @throws as {@link ingestRecords}.
  */
 export async function ingestDecodedRecords(sql: Sql, organizationId: string, records: readonly DecodedRecord[]): Promise<IngestResult> {
-  const batch: Prepared = { rows: [], rejected: 0, errors: [] };
+  const batch: Prepared = { rows: [], rejected: 0, errors: [], bodies: { cut: 0, asText: 0 } };
   for (const decoded of records) {
     let read;
     try {
@@ -391,7 +414,9 @@ async function storeScoped(sql: Sql, organizationId: string, batch: Prepared): P
 
 /**
  * Result of ingesting one batch: rows inserted now, duplicates ignored, records rejected as invalid,
- * and the records stored with their API key id cleared (not a key of the link's organization).
+ * the records stored with their API key id cleared (not a key of the link's organization), and the
+ * bodies of the batch's rows bounded (./ingest-body-bounds.ts; a duplicate's too): `bodiesCut` cut
+ * at the bound, `bodiesAsText` made `{raw: text}` (the cut ones too, and those PostgreSQL refused as JSON).
  */
 export interface IngestResult {
   stored: number;
@@ -399,6 +424,8 @@ export interface IngestResult {
   rejected: number;
   errors: string[];
   keyIdsCleared: ClearedKeyIds;
+  bodiesCut: number;
+  bodiesAsText: number;
 }
 
 const BATCH_ROWS = 500;
@@ -424,7 +451,7 @@ const columnsOf = (rows: readonly RequestLogRow[]): string[] => Object.keys(rows
  * @throws the database error of any other failure (nothing of that chunk stored).
  */
 async function storeRows(sql: Sql, batch: Prepared): Promise<Omit<IngestResult, 'keyIdsCleared'>> {
-  const { rows, errors } = batch;
+  const { rows, errors, bodies } = batch;
   let stored = 0;
   let refused = 0;
   // Each chunk is its own statement, committed when it resolves. Deliberately no sql.begin():
@@ -441,12 +468,12 @@ async function storeRows(sql: Sql, batch: Prepared): Promise<Omit<IngestResult, 
       stored += await copyRequestLogRows(sql, columns, chunk.map((row) => Object.values(row)));
     } catch (err) {
       if (!isRowDataError(err)) throw err;
-      const result = await insertChunk(sql, chunk, errors);
+      const result = await insertChunk(sql, chunk, errors, bodies);
       stored += result.stored;
       refused += result.refused;
     }
   }
-  return { stored, duplicates: rows.length - refused - stored, rejected: batch.rejected + refused, errors };
+  return { stored, duplicates: rows.length - refused - stored, rejected: batch.rejected + refused, errors, bodiesCut: bodies.cut, bodiesAsText: bodies.asText };
 }
 
 /**
@@ -468,32 +495,65 @@ function insertable(sql: Sql, row: RequestLogRow): Record<string, unknown> {
 
 /**
  * Stores a chunk with one multi-row INSERT that skips ids already stored; when one row's data is
- * refused, row by row, refusing only the rows PostgreSQL refuses.
+ * refused, row by row ({@link insertRow}), refusing only the rows PostgreSQL refuses even with
+ * their bodies as text.
  * @param errors where the refusals' messages go (at most 5 kept).
+ * @param bodies where bodies stored as text are counted.
  * @throws the database error of a failure that is not a row's data.
  */
-async function insertChunk(sql: Sql, chunk: readonly RequestLogRow[], errors: string[]): Promise<{ stored: number; refused: number }> {
-  const rows = chunk.map((row) => insertable(sql, row));
+async function insertChunk(sql: Sql, chunk: readonly RequestLogRow[], errors: string[], bodies: BoundedBodyCounts): Promise<{ stored: number; refused: number }> {
   try {
-    const result = await sql`insert into request_log ${sql(rows as never)} on conflict (id) do nothing`;
+    const result = await sql`insert into request_log ${sql(chunk.map((row) => insertable(sql, row)) as never)} on conflict (id) do nothing`;
     return { stored: result.count, refused: 0 };
   } catch (err) {
     if (!isRowDataError(err)) throw err;
   }
   let stored = 0;
   let refused = 0;
-  for (const row of rows) {
-    try {
-      const result = await sql`insert into request_log ${sql(row as never)} on conflict (id) do nothing`;
-      stored += result.count;
-    } catch (rowErr) {
-      if (!isRowDataError(rowErr)) throw rowErr;
-      refused++;
-      // The SQLSTATE only: PostgreSQL's messages may quote the data.
-      if (errors.length < 5) errors.push(`record ${String(row.id)}: refused by PostgreSQL (SQLSTATE ${(rowErr as { code?: string }).code})`);
+  for (const row of chunk) {
+    const result = await insertRow(sql, row, bodies);
+    if (typeof result === 'number') {
+      stored += result;
+      continue;
     }
+    refused++;
+    // The SQLSTATE only: PostgreSQL's messages may quote the data.
+    if (errors.length < 5) errors.push(`record ${String(row.id)}: refused by PostgreSQL (SQLSTATE ${result.code})`);
   }
   return { stored, refused };
+}
+
+/** SQLSTATE class 23: an integrity violation, which storing the bodies as text cannot cure. */
+const isIntegrityError = (err: unknown): boolean => String((err as { code?: unknown }).code).startsWith('23');
+
+/**
+ * Inserts one row, skipping it when its id is stored. When PostgreSQL refuses its data (a body
+ * nested deeper than json input takes, 54001, that ./ingest-body-bounds.ts did not find before),
+ * again with its bodies as `{raw: text}` (counted in `bodies.asText`), which PostgreSQL takes at
+ * any depth.
+ * @returns the rows stored (0 or 1), or the refusal's SQLSTATE when the row is refused either way.
+ * @throws the database error of a failure that is not a row's data.
+ */
+async function insertRow(sql: Sql, row: RequestLogRow, bodies: BoundedBodyCounts): Promise<number | { code: string }> {
+  let first: unknown;
+  try {
+    return (await sql`insert into request_log ${sql(insertable(sql, row) as never)} on conflict (id) do nothing`).count;
+  } catch (err) {
+    if (!isRowDataError(err)) throw err;
+    first = err;
+  }
+  const code = String((first as { code?: unknown }).code);
+  const retry = isIntegrityError(first) ? null : bodiesAsText([row.request_body as StoredBody, row.response_body as StoredBody]);
+  if (retry === null) return { code };
+  try {
+    const degraded: RequestLogRow = { ...row, request_body: retry.bodies[0], response_body: retry.bodies[1] };
+    const count = (await sql`insert into request_log ${sql(insertable(sql, degraded) as never)} on conflict (id) do nothing`).count;
+    bodies.asText += count * retry.asText;
+    return count;
+  } catch (err) {
+    if (!isRowDataError(err)) throw err;
+    return { code: String((err as { code?: unknown }).code) };
+  }
 }
 
 /** The upper-case provider name used in the REST API for a config name. */
