@@ -90,7 +90,7 @@ describe('POST /v1/request/query over large bodies', () => {
     const started = Date.now();
     const big = await call(env, 'POST', '/v1/request/query', { filter: 'all', limit: 10_000 });
     assertError(big, 413, /^limit: /);
-    assert.match(big.body.error, /6\.0 MiB/, 'the error names the budget');
+    assert.match(big.body.error, /6 MiB/, 'the error names the budget');
     assert.ok(Date.now() - started < 10_000, 'answered without reading every body');
     const k = fittingLimit(big.body.error);
     // Each row holds a little over 2 MiB of body text: two fit in 6 MiB, three do not.
@@ -137,7 +137,7 @@ describe('POST /v1/request/query over large bodies', () => {
       insert into request_log (id, organization_id, created_at, path, provider, status, request_body)
       values (${id}, ${env.orgB}, now(), '/v1/chat/completions', 'openai', 200, ${JSON.stringify(request)}::text::json)`;
     const r = await call(env, 'POST', '/v1/request/query', { filter: 'all', limit: 1 }, env.keyB);
-    assertError(r, 413, new RegExp(`^limit: the first request of this page alone holds 7\\.0 MiB.*GET /v1/request/${id}`));
+    assertError(r, 413, new RegExp(`^limit: the first request of this page alone holds 7 MiB.*GET /v1/request/${id}`));
     const one = await call(env, 'GET', `/v1/request/${id}`, undefined, env.keyB);
     assert.equal(one.status, 200);
     assert.equal(one.body.data.request_body.messages[0].content.length, 7 * MiB);

@@ -6,6 +6,7 @@
  * limit that fits. A shorter page is never answered instead: offset-paging clients advance by
  * `limit`, and the console stops at a short page, so either would skip rows silently.
  */
+import prettyBytes from 'pretty-bytes';
 import type postgres from 'postgres';
 import { DEFAULT_MAX_PAGE_BODY_BYTES } from '../../../shared/config.ts';
 import { HttpError } from '../../http.ts';
@@ -21,7 +22,8 @@ export interface SizedRow {
 /** Rows a size query's cursor fetches at a time (ids and numbers only: a few KB). */
 const SIZE_BATCH = 1000;
 
-const mib = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+/** A size for the error, in binary units (`64 MiB`, `300 KiB`, `60 B`): a small budget must not read `0.0 MiB`. */
+const mib = (bytes: number): string => prettyBytes(bytes, { binary: true, maximumFractionDigits: 1 });
 
 /**
  * Reads a page's ids in order and checks their bodies fit `budgetBytes`.
