@@ -35,10 +35,15 @@ export function describeStructError(error: StructError | UndescribableValueError
   const path = error.path.length ? error.path.join('.') : '(root)';
   // StructError prefixes its first failure's message with "At path: <path> -- ".
   const prefix = `At path: ${error.path.join('.')} -- `;
-  const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  const message = withArticle(error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message);
   if (error.type === 'never') return `${path}: unknown key`;
   if (error.value === undefined) return `${path}: ${requiredMessage(message)}`;
   return `${path}: ${receivedNamed(message, error.value)}`;
+}
+
+/** superstruct writes "Expected a ${type}" whatever the type: "Expected a integer" becomes "Expected an integer". */
+function withArticle(message: string): string {
+  return message.replace(/\bExpected a (?=[aeiou])/g, 'Expected an ');
 }
 
 /**

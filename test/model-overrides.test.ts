@@ -39,7 +39,7 @@ describe('gateway.yaml models: validation', () => {
     assert.equal(configError({ 'openai/gpt-4o': { input: -1 } }), 'gateway.yaml: models.openai/gpt-4o.input: Expected a number greater than or equal to 0 but received `-1`');
     assert.equal(configError({ 'openai/gpt-4o': { inptu: 1 } }), 'gateway.yaml: models.openai/gpt-4o.inptu: unknown key');
     assert.equal(configError({ 'openai/gpt-4o': { input: '2.5' } }), 'gateway.yaml: models.openai/gpt-4o.input: Expected a number, but received: "2.5"');
-    assert.equal(configError({ 'openai/gpt-4o': { 'context-window': 0 } }), 'gateway.yaml: models.openai/gpt-4o.context-window: Expected a integer greater than or equal to 1 but received `0`');
+    assert.equal(configError({ 'openai/gpt-4o': { 'context-window': 0 } }), 'gateway.yaml: models.openai/gpt-4o.context-window: Expected an integer greater than or equal to 1 but received `0`');
     assert.match(configError({ 'nope/x': { input: 1, output: 1 } }), /^gateway\.yaml: models\.nope\/x: expected "<provider>\/<model>" with a known provider/);
     assert.match(configError({ gpt4: { input: 1 } }), /^gateway\.yaml: models\.gpt4: expected "<provider>\/<model>"/);
     assert.equal(
@@ -79,7 +79,7 @@ describe('gateway.yaml models: validation', () => {
       configError({ 'openai/gpt-4o': { reasoning: true, 'reasoning-efforts': ['extreme'] } }),
       'gateway.yaml: models.openai/gpt-4o.reasoning-efforts.0: Expected one of `"none","minimal","low","medium","high","xhigh"`, but received: "extreme"',
     );
-    assert.match(configError({ 'openai/gpt-4o': { reasoning: true, 'reasoning-efforts': [] } }), /^gateway\.yaml: models\.openai\/gpt-4o\.reasoning-efforts: Expected a array with a length between/);
+    assert.match(configError({ 'openai/gpt-4o': { reasoning: true, 'reasoning-efforts': [] } }), /^gateway\.yaml: models\.openai\/gpt-4o\.reasoning-efforts: Expected an array with a length between/);
     assert.equal(
       configError({ 'openai/gpt-4o': { 'reasoning-efforts': ['low'] } }),
       'gateway.yaml: models.openai/gpt-4o.reasoning-efforts: only a model with reasoning true accepts reasoning efforts',
