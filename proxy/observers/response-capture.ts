@@ -6,7 +6,8 @@
  * - an answer the gateway made (a translated provider's): the whole final response, from a stream's
  *   `response.completed` (or `response.incomplete`) event or from the JSON body, with the output items
  *   of `response.output_item.done` kept in case the final event carries none. Bounded by the store's
- *   largest entry.
+ *   largest entry: past it nothing more is read and what was held is let go, so its event parser never holds
+ *   more than that (an event that never ends included).
  * A relayed answer the provider encoded (`content-encoding`, passed to the client as it is; see
  * ../upstream/content-decoding.ts) is decoded for the id ({@link ResponseCapture.decodeAs}): its pieces
  * are kept and decoded as far as they go until the id is found (usually in the first), so an encoded
@@ -72,7 +73,12 @@ export class ResponseCapture {
     if (this.done) return false;
     this.bytes += chunk.length;
     if (this.bytes > MAX_ENTRY_BYTES) {
+      // Past what the store keeps (an endless stream event included): the parser's and the text's bytes go now, not with the request.
       this.done = true;
+      this.parser = null;
+      this.text = '';
+      this.items = [];
+      this.encoded = null;
       return false;
     }
     if (this.relayed) {

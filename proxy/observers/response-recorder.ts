@@ -7,15 +7,31 @@
  * with content, reasoning, tool calls, finish reasons, usage; Messages: one `message` with its
  * content blocks, stop reason and the usage of `message_start` and `message_delta` merged), or kept
  * as the last error event.
- * Where usage is found is the kind's to say ({@link ResponseReading}). Memory is bounded by the cap.
+ * Where usage is found is the kind's to say ({@link ResponseReading}). Memory is bounded by the cap, and a stream's
+ * parser by {@link maxEventChars}: an event still unfinished past it (a provider sending one endless event) is
+ * dropped with the rest of the stream, the record marked truncated, so the parser does not buffer it for as long
+ * as bytes come.
  * An answer the provider encoded (`content-encoding`, passed to the client as it is) is kept as
  * received and decoded when the recording finishes ({@link ResponseRecorder.decodeAs}).
  */
-import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
+import { createParser, ParseError, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { ChatUsage } from '../../shared/chat.ts';
 import { decodeSync } from '../upstream/content-decoding.ts';
 import { chatCompletions } from '../endpoints/chat-completions.ts';
 import type { EndpointKind, Json, ResponseReading, TextBudget } from '../endpoints/types.ts';
+import { MAX_STREAM_EVENT_CHARS } from '../translators/shared/translator-stream.ts';
+
+/**
+ * The longest stream event a recorder parses (characters): the cap, or the gateway's bound of one event when that is
+ * larger, so that an event the client gets whole (a Responses `response.completed` carrying the whole output, past a
+ * small cap) still gives its usage; the exchange ends a passed-through stream at its own bound anyway.
+ */
+function maxEventChars(capBytes: number): number {
+  return Math.max(capBytes, MAX_STREAM_EVENT_CHARS);
+}
+
+/** What a stream's parser becomes once an event outgrew {@link maxEventChars}: the rest of the stream is not read. */
+const STOPPED: EventSourceParser = { feed() {}, reset() {} };
 
 /** What the recorder learned from a response. */
 export interface RecordedResponse {
@@ -67,15 +83,21 @@ export class ResponseRecorder implements TextBudget {
     this.reading = kind.reading;
     this.doneData = kind.framing?.doneData ?? null;
     if (streamed) {
-      this.parser = createParser({ onEvent: (e) => this.onEvent(e) });
+      // One callback for events and parse errors: no second closure per response.
+      const parsed = (item: EventSourceMessage | ParseError): void => {
+        if (!(item instanceof ParseError)) this.onEvent(item);
+        else if (item.type === 'max-buffer-size-exceeded') this.stopParsing();
+      };
+      this.parser = createParser({ onEvent: parsed, onError: parsed, maxBufferSize: maxEventChars(capBytes) });
       this.decoder = new TextDecoder('utf-8');
     }
   }
 
   /** Feeds one chunk of the response as it reached the client. */
   push(chunk: Buffer): void {
-    if (this.parser) {
-      this.parser.feed(this.decoder!.decode(chunk, { stream: true }));
+    const parser = this.parser;
+    if (parser !== null) {
+      if (parser !== STOPPED) parser.feed(this.decoder!.decode(chunk, { stream: true }));
       return;
     }
     if (this.bytes + chunk.length > this.capBytes) {
@@ -124,6 +146,15 @@ export class ResponseRecorder implements TextBudget {
       this.bytes = plain.length;
     }
     return null;
+  }
+
+  /**
+   * An event outgrew {@link maxEventChars} (the parser dropped what it held and is terminated): the rest of the
+   * stream is not read, what was folded so far is kept, and the record is marked truncated.
+   */
+  private stopParsing(): void {
+    this.truncated = true;
+    this.parser = STOPPED;
   }
 
   private onEvent(e: EventSourceMessage): void {

@@ -15,11 +15,11 @@
  * these hooks, so a release that drops them fails the tests, not the proxy.
  */
 import type { Transform } from 'node:stream';
-import type { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors.ts';
 import { responseChunk } from '../observers/dispatch.ts';
 import type { RequestContext, UpstreamAttempt } from '../pipeline/context.ts';
 import type { ProviderTextRedactor } from '../translators/types.ts';
-import { answerTooLarge, answerTooSlow, answerUndecodable, clientStalled, onMidStreamError, upstreamError } from './failure.ts';
+import { answerTooLarge, answerTooSlow, answerUndecodable, clientStalled, eventTooLarge, onMidStreamError, upstreamError } from './failure.ts';
 import { redactAttemptText } from './provider-secrets.ts';
 import { onUpstreamResponse } from './response.ts';
 import { endOfWholeEvents } from './sse-boundary.ts';
@@ -287,10 +287,14 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
    * The stream mapper failed (./mapped.ts ends the client's answer with it): the provider's answer is
    * no longer read and undici's request is aborted, so its tokens stop and a body paused on the
    * mapper or decoder (whose drain will never come) is not left paused once finish untracks its
-   * deadline. The abort's `onError` is then ignored (the sink is discarded).
+   * deadline. The abort's `onError` is then ignored (the sink is discarded). A mapper that failed
+   * with the gateway's own error (a provider's event past the translator's bound,
+   * ../translators/shared/translator-stream.ts) has it answered as the client's error event first.
    */
   mapperFailed(): void {
     if (this.sink === Sink.Discard || this.ctx.exchange !== this) return;
+    const cause = this.mapper?.errored;
+    if (cause instanceof GatewayError) return this.stopReading(cause);
     this.sink = Sink.Discard;
     const ctx = this.ctx;
     if (ctx.phase === 'upstream') {
@@ -369,9 +373,13 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   }
 
   /**
-   * `chunk` (after what waited of an event) up to its last whole event; what follows waits in {@link eventTail}
-   * (never more than `server.max-translated-response-size`: an event outgrowing it goes on as it is). Null when
-   * nothing is whole yet. A copy only when an event spans chunks.
+   * `chunk` (after what waited of an event) up to its last whole event; what follows waits in {@link eventTail}.
+   * Null when nothing is whole yet. A copy only when an event spans chunks.
+   * An event outgrowing `server.max-translated-response-size` ends the answer instead: its bytes are dropped, the
+   * provider is stopped and the client gets the gateway's error event (502 `upstream_response_too_large`). Passed on,
+   * it would reach a client that can act on it only once it ends, which a provider streaming one endless event
+   * never does: the client's parser would buffer it until it ran out of memory, and the provider would go on
+   * (billing, no timeout while bytes come). Events within the bound still pass byte for byte.
    */
   private wholeEvents(chunk: Buffer): Buffer | null {
     const bytes = this.eventTail === null ? chunk : Buffer.concat([this.eventTail, chunk]);
@@ -380,13 +388,14 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
       this.eventTail = null;
       return bytes;
     }
-    if (end === 0 && bytes.length <= this.ctx.gw.config.server.maxTranslatedResponseBytes) {
-      this.eventTail = bytes;
+    if (end === 0) {
+      const limit = this.ctx.gw.config.server.maxTranslatedResponseBytes;
+      this.eventTail = bytes.length <= limit ? bytes : null;
+      if (this.eventTail === null) this.stopReading(eventTooLarge(this.ctx, limit));
       return null;
     }
-    const tooLong = end === 0;
-    this.eventTail = tooLong ? null : bytes.subarray(end);
-    return tooLong ? bytes : bytes.subarray(0, end);
+    this.eventTail = bytes.subarray(end);
+    return bytes.subarray(0, end);
   }
 
   /** undici: the request failed (before the response, or during its body). */

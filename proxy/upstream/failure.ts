@@ -83,6 +83,15 @@ export function answerTooLarge(ctx: RequestContext, limit: number): GatewayError
   return new GatewayError(502, `provider ${ctx.provider} answered more than ${limit} bytes, the most the gateway reads to translate an answer (server.max-translated-response-size)`, 'server_error', 'upstream_response_too_large');
 }
 
+/**
+ * The error of a passed-through event stream one of whose events outgrew `server.max-translated-response-size`
+ * (`limit`, bytes) before it ended (./exchange.ts `wholeEvents`): 502 `upstream_response_too_large`, sent as the
+ * client's error event once the provider is stopped.
+ */
+export function eventTooLarge(ctx: RequestContext, limit: number): GatewayError {
+  return new GatewayError(502, `provider ${ctx.provider} sent a stream event longer than ${limit} bytes, the most the gateway holds of one event (server.max-translated-response-size)`, 'server_error', 'upstream_response_too_large');
+}
+
 /** The error of a collected answer still arriving `ms` after its headers (a provider trickling bytes). */
 export function answerTooSlow(ctx: RequestContext, ms: number): GatewayError {
   return new GatewayError(504, `provider ${ctx.provider} did not finish its answer within ${ms} ms of its headers`, 'server_error', 'upstream_timeout');

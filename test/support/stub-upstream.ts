@@ -18,6 +18,11 @@
  *   - `chunks-20` → a synthetic 20-chunk stream (for benchmarks);
  *   - `endless-stream` → a stream that sends a chunk every 20 ms until the client goes away; the
  *     time its response closed is kept under the first message's content (a tag chosen by the test).
+ *   - `endless-event` → (streamed) `data: ` and then 1 MiB pieces of `y`, never a line end, as fast as
+ *     the connection takes them, until the client goes away (a misbehaving provider); the bytes sent are
+ *     kept under the tag as for `endless-stream` (`GET /__sent` while it runs, `/__closed` after);
+ *   - `big-event-<MiB>` → (streamed) a chat stream of one content chunk of `<MiB>` MiB of `x` (one event,
+ *     written in 1 MiB pieces), then the finish chunk, a usage chunk and `[DONE]`.
  * Anthropic: `POST …/messages` answers `anthropic/message.json` or the recorded stream (with
  * tools: the tool-use fixtures; with `thinking` enabled/adaptive and streaming: the thinking stream),
  * with the recorded response headers of `anthropic/message-stream-thinking-tool-use.headers.json`
@@ -54,8 +59,10 @@
  * `GET /__requests` returns the requests received so far (method, url, headers, rawHeaders, the
  * body parsed, and `raw`: the body's text exactly as received) and
  * `DELETE /__requests` clears them — tests assert what the gateway sent upstream.
- * `GET /__closed` returns `{<tag>: {closedAt, finished}}` for the `endless-stream` responses whose
- * connection closed (`closedAt` epoch ms; `finished` false when the stub did not end it itself).
+ * `GET /__closed` returns `{<tag>: {closedAt, finished, bytes?}}` for the `endless-stream` and `endless-event`
+ * responses whose connection closed (`closedAt` epoch ms; `finished` false when the stub did not end it
+ * itself; `bytes`: what `endless-event` wrote); `GET /__sent` `{<tag>: bytes}` of the `endless-event`
+ * responses so far, running or not.
  * Env: `STUB_PORT` (0 = any; the chosen port is printed as `STUB_PORT=<n>` and sent over IPC),
  * `STUB_QUIET=1` to skip recording requests (benchmarks).
  */
@@ -244,7 +251,11 @@ async function bedrockInvokeStream(sseBody: Buffer): Promise<Buffer> {
 
 const quiet = process.env.STUB_QUIET === '1';
 const received: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; rawHeaders: string[]; body: unknown; raw: string }> = [];
-const closed: Record<string, { closedAt: number; finished: boolean }> = {};
+const closed: Record<string, { closedAt: number; finished: boolean; bytes?: number }> = {};
+const sent: Record<string, number> = {};
+/** One piece of an `endless-event` or `big-event-<MiB>` event: 1 MiB with no line end. */
+const MIB_OF_Y = Buffer.alloc(1024 * 1024, 'y');
+const MIB_OF_X = Buffer.alloc(1024 * 1024, 'x');
 
 /**
  * The betas Bedrock's InvokeModel documents for Anthropic's models (AWS, "Anthropic Claude Messages API",
@@ -290,6 +301,49 @@ function sse(res: http.ServerResponse, parts: Buffer[], delayMs = 0, contentType
   next();
 }
 
+/** The test's tag of a request: its first message's content (see `endless-stream`). */
+function tagOf(body: Record<string, unknown>): string {
+  const first = Array.isArray(body.messages) ? (body.messages[0] as { content?: unknown } | undefined) : undefined;
+  return typeof first?.content === 'string' ? first.content : '';
+}
+
+/** `endless-event`: `data: ` and 1 MiB pieces of `y` with no line end, as fast as the connection drains, until it closes. */
+function endlessEvent(res: http.ServerResponse, body: Record<string, unknown>): void {
+  const tag = tagOf(body);
+  sent[tag] = 0;
+  res.on('close', () => (closed[tag] = { closedAt: Date.now(), finished: res.writableFinished, bytes: sent[tag]! }));
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  res.write('data: ');
+  const more = (): void => {
+    while (!res.destroyed) {
+      sent[tag]! += MIB_OF_Y.length;
+      if (!res.write(MIB_OF_Y)) return void res.once('drain', more);
+    }
+  };
+  more();
+}
+
+/** `big-event-<mib>`: one chat chunk whose content is `mib` MiB of `x`, written in 1 MiB pieces (backpressure kept), then the end of a chat stream. */
+function bigEvent(res: http.ServerResponse, mib: number): void {
+  const chunk = (rest: string) => `data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[${rest}]}\n\n`;
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  res.write(chunk('{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}'));
+  res.write('data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"');
+  let left = mib;
+  const more = (): void => {
+    while (left > 0 && !res.destroyed) {
+      left--;
+      if (!res.write(MIB_OF_X)) return void res.once('drain', more);
+    }
+    if (res.destroyed) return;
+    res.write('"},"finish_reason":null}]}\n\n');
+    res.write(chunk('{"index":0,"delta":{},"finish_reason":"stop"}'));
+    res.write(`data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":${mib * 262144},"total_tokens":${5 + mib * 262144}}}\n\n`);
+    res.end('data: [DONE]\n\n');
+  };
+  more();
+}
+
 const server = serveStub((req, res, raw) => {
   const url = req.url ?? '/';
   if (url === '/__requests') {
@@ -297,6 +351,7 @@ const server = serveStub((req, res, raw) => {
     return json(res, 200, Buffer.from(JSON.stringify(received)));
   }
   if (url === '/__closed') return json(res, 200, Buffer.from(JSON.stringify(closed)));
+  if (url === '/__sent') return json(res, 200, Buffer.from(JSON.stringify(sent)));
   const text = raw.toString('utf8');
   let body: Record<string, unknown> = {};
   try {
@@ -407,6 +462,8 @@ const server = serveStub((req, res, raw) => {
       tick();
       return;
     }
+    case 'endless-event':
+      return endlessEvent(res, body);
     case 'chunks-20':
       return stream ? sse(res, CHUNKS_20) : json(res, 200, F.chat);
     case 'groq-stream-error':
@@ -414,6 +471,8 @@ const server = serveStub((req, res, raw) => {
     case 'deepseek-reasoner':
       return stream ? sse(res, events(F.deepseekStream)) : json(res, 200, F.deepseek);
   }
+  const big = /^big-event-(\d+)$/.exec(model);
+  if (big && stream) return bigEvent(res, Number(big[1]));
   const tools = Array.isArray(body.tools) && body.tools.length > 0;
   if (stream) return sse(res, tools ? events(F.streamTool) : STREAM_EVENTS);
   return json(res, 200, tools ? F.chatTool : F.chat);
