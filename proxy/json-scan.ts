@@ -105,3 +105,70 @@ export function spliceModel(raw: Buffer, start: number, end: number, model: stri
   const value = Buffer.from(JSON.stringify(model));
   return Buffer.concat([raw.subarray(0, start), value, raw.subarray(end)], start + value.length + raw.length - end);
 }
+
+/** At most this many `"name"` keys are tried by {@link lastTopLevelMember}, last first: the scan stays linear in the window. */
+const MAX_MEMBER_CANDIDATES = 16;
+
+/** True for JSON's insignificant whitespace. */
+function isSpace(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** True when the byte at `at` follows an odd run of backslashes (an escaped character inside a string). */
+function escaped(buf: Buffer, at: number): boolean {
+  let backslashes = 0;
+  while (at - 1 - backslashes >= 0 && buf[at - 1 - backslashes] === 0x5c) backslashes++;
+  return (backslashes & 1) === 1;
+}
+
+/**
+ * Scans from `from`, a position outside any string, to the first bracket that closes one opened before it.
+ * @returns that bracket's index, or -1 when the text ends first (or a string in it does not end).
+ */
+function firstUnmatchedClose(buf: Buffer, from: number): number {
+  let depth = 0;
+  for (let i = from; i < buf.length; i++) {
+    const c = buf[i]!;
+    if (c === 0x22) {
+      i = stringEnd(buf, i);
+      if (i < 0) return -1;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if ((c === 0x7d || c === 0x5d) && --depth < 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * Finds the value of the last member `name` of the top-level object in `tail`, the last bytes of a JSON text whose
+ * beginning is not at hand (an answer cut at the log's cap: its `usage` is near its end). The window may start
+ * anywhere, inside a string even, so each `"name"` key is checked from it forward, where the text is known: its
+ * quote is not escaped (a key inside a string would be), a `:` follows, its value (an object or a string) ends,
+ * and what comes after closes exactly one object, the window's last non-space byte (the top-level object's end).
+ * The text is not validated: the caller parses the span (`JSON.parse`) and drops a value that does not parse.
+ * @param tail the window's bytes (UTF-8).
+ * @param name the member's name, plain (no character JSON would escape).
+ * @returns `[start, end)` of the value in `tail`, or null when no such member is found.
+ */
+export function lastTopLevelMember(tail: Buffer, name: string): [number, number] | null {
+  const key = Buffer.from(`"${name}"`);
+  let last = tail.length - 1;
+  while (last >= 0 && isSpace(tail[last])) last--;
+  if (last < 0 || tail[last] !== 0x7d) return null;
+  let at = tail.lastIndexOf(key, last);
+  for (let tries = 0; at >= 0 && tries < MAX_MEMBER_CANDIDATES; tries++, at = at > 0 ? tail.lastIndexOf(key, at - 1) : -1) {
+    if (escaped(tail, at)) continue;
+    let i = at + key.length;
+    while (isSpace(tail[i])) i++;
+    if (tail[i] !== 0x3a) continue;
+    i++;
+    while (isSpace(tail[i])) i++;
+    const start = i;
+    let end: number;
+    if (tail[start] === 0x22) end = stringEnd(tail, start) + 1;
+    else if (tail[start] === 0x7b) end = firstUnmatchedClose(tail, start + 1) + 1;
+    else continue;
+    if (end <= 0 || tail[end - 1] !== (tail[start] === 0x22 ? 0x22 : 0x7d)) continue;
+    if (firstUnmatchedClose(tail, end) === last) return [start, end];
+  }
+  return null;
+}

@@ -11,11 +11,15 @@
  * parser by {@link maxEventChars}: an event still unfinished past it (a provider sending one endless event) is
  * dropped with the rest of the stream, the record marked truncated, so the parser does not buffer it for as long
  * as bytes come.
+ * A non-streamed body past the cap is logged as a note (`{truncated, bytes_kept}`), but its usage, near the end of
+ * every dialect's JSON, is still read: once the cap is passed the answer's last {@link TAIL_BYTES} are kept, and its
+ * top-level `usage` and `model` found there (or the model in the kept head), so the row bills the provider's counts.
  * An answer the provider encoded (`content-encoding`, passed to the client as it is) is kept as
  * received and decoded when the recording finishes ({@link ResponseRecorder.decodeAs}).
  */
 import { createParser, ParseError, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { ChatUsage } from '../../shared/chat.ts';
+import { lastTopLevelMember, scanJson } from '../json-scan.ts';
 import { decodeSync } from '../upstream/content-decoding.ts';
 import { chatCompletions } from '../endpoints/chat-completions.ts';
 import type { EndpointKind, Json, ResponseReading, TextBudget } from '../endpoints/types.ts';
@@ -28,6 +32,50 @@ import { MAX_STREAM_EVENT_CHARS } from '../translators/shared/translator-stream.
  */
 function maxEventChars(capBytes: number): number {
   return Math.max(capBytes, MAX_STREAM_EVENT_CHARS);
+}
+
+/**
+ * The last bytes of a non-streamed answer kept once it passed the cap (bytes): what follows the top-level `usage`
+ * fits (a chat completion's `system_fingerprint`, a Responses object's `user` and `metadata`, at most ~10 KB).
+ */
+const TAIL_BYTES = 16 * 1024;
+
+/** Deepest nesting {@link scanJson} follows in a cut answer's head, looking for its model (a deeper one is not read). */
+const HEAD_SCAN_DEPTH = 256;
+
+/** The last {@link TAIL_BYTES} bytes pushed into it, in one buffer allocated once. */
+class TailWindow {
+  private readonly buf = Buffer.allocUnsafe(TAIL_BYTES);
+  private length = 0;
+
+  /** Appends `chunk`, dropping the oldest bytes past {@link TAIL_BYTES}. */
+  push(chunk: Buffer): void {
+    const size = this.buf.length;
+    if (chunk.length >= size) {
+      chunk.copy(this.buf, 0, chunk.length - size);
+      this.length = size;
+      return;
+    }
+    const drop = this.length + chunk.length - size;
+    if (drop > 0) {
+      this.buf.copyWithin(0, drop, this.length);
+      this.length -= drop;
+    }
+    chunk.copy(this.buf, this.length);
+    this.length += chunk.length;
+  }
+
+  /** Pushes the last {@link TAIL_BYTES} of `chunks`, in order (only those are copied). */
+  pushLast(chunks: readonly Buffer[]): void {
+    let first = chunks.length;
+    for (let bytes = 0; first > 0 && bytes < TAIL_BYTES; ) bytes += chunks[--first]!.length;
+    for (let i = first; i < chunks.length; i++) this.push(chunks[i]!);
+  }
+
+  /** The bytes held (a view, valid until the next push). */
+  get bytes(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
 }
 
 /** What a stream's parser becomes once an event outgrew {@link maxEventChars}: the rest of the stream is not read. */
@@ -68,6 +116,8 @@ export class ResponseRecorder implements TextBudget {
   /** {@link decodeAs}: the answer's content-encoding, and a stream's parser set aside until the bytes are decoded. */
   private encoding: string | null = null;
   private encodedStreamParser: EventSourceParser | null = null;
+  /** A non-streamed answer's last bytes, kept from the chunk that passed the cap on; else null. */
+  private tail: TailWindow | null = null;
 
   /**
    * @param streamed true for an SSE response (`text/event-stream`).
@@ -100,12 +150,30 @@ export class ResponseRecorder implements TextBudget {
       if (parser !== STOPPED) parser.feed(this.decoder!.decode(chunk, { stream: true }));
       return;
     }
-    if (this.bytes + chunk.length > this.capBytes) {
-      this.truncated = true;
-      return;
-    }
+    if (this.bytes + chunk.length > this.capBytes) return this.pushPastCap(chunk);
     this.chunks.push(chunk);
     this.bytes += chunk.length;
+  }
+
+  /**
+   * A chunk past the cap: the record is truncated. Of a plain answer, the head is filled up to the cap (where the
+   * model is) and the last bytes are kept from here on (where the usage is); an encoded answer's bytes would not read.
+   */
+  private pushPastCap(chunk: Buffer): void {
+    this.truncated = true;
+    if (this.encoding !== null) return;
+    let tail = this.tail;
+    if (tail === null) {
+      tail = this.tail = new TailWindow();
+      tail.pushLast(this.chunks);
+      const room = this.capBytes - this.bytes;
+      if (room > 0) {
+        // A copy: a view would hold on to the whole chunk.
+        this.chunks.push(Buffer.from(chunk.subarray(0, room)));
+        this.bytes += room;
+      }
+    }
+    tail.push(chunk);
   }
 
   /**
@@ -245,10 +313,45 @@ export class ResponseRecorder implements TextBudget {
         body = { raw: text };
       }
     } else if (this.truncated) {
-      body = { truncated: true, bytes_kept: this.bytes };
+      body = this.cutBody(bytes);
     }
     const usage = body && typeof body === 'object' ? ((this.reading.usageInBody(body as Json) as ChatUsage | null) ?? null) : null;
     const error = status >= 400 ? (text || `status ${status}`).slice(0, 64 * 1024) : null;
     return { body, usage, error, truncated: this.truncated, raw: null };
   }
+
+  /**
+   * The note logged for a non-streamed answer past the cap, with the answer's top-level `model` and `usage` when the
+   * kept bytes show them (the tail window, or the head for the model): the kind reads its usage from it.
+   * @param head the answer's first bytes, as kept (at most the cap).
+   */
+  private cutBody(head: Buffer): Json {
+    const body: Json = { truncated: true, bytes_kept: this.bytes };
+    const tail = this.tail?.bytes;
+    if (!tail) return body;
+    let model = memberIn(tail, 'model');
+    if (typeof model !== 'string') {
+      const scan = scanJson(head, HEAD_SCAN_DEPTH);
+      if (scan.modelStart >= 0) model = parsed(head.subarray(scan.modelStart, scan.modelEnd));
+    }
+    if (typeof model === 'string') body.model = model;
+    const usage = memberIn(tail, 'usage');
+    if (usage && typeof usage === 'object' && !Array.isArray(usage)) body.usage = usage;
+    return body;
+  }
+}
+
+/** The parsed value of `bytes` (UTF-8 JSON text), or undefined when it does not parse. */
+function parsed(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The parsed value of the top-level member `name` found in an answer's last bytes (json-scan's lastTopLevelMember), or undefined. */
+function memberIn(tail: Buffer, name: string): unknown {
+  const span = lastTopLevelMember(tail, name);
+  return span ? parsed(tail.subarray(span[0], span[1])) : undefined;
 }
