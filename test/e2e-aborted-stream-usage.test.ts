@@ -19,7 +19,7 @@ import { createParser } from 'eventsource-parser';
 import { cutStreamCounts, isCutStream } from '../admin/cut-stream-usage.ts';
 import type { LogRecord } from '../shared/record.ts';
 import { countTokens } from '../shared/token-estimate.ts';
-import { MESSAGE_START_USAGE } from './support/aborted-stream-stub.ts';
+import { MESSAGE_START_USAGE } from './support/aborted-stream-usage.ts';
 import { fetchRecord, startStubbedStack, uniq, type StubbedStack } from './support/stack.ts';
 
 type Json = Record<string, any>;

@@ -12,10 +12,9 @@
  * "Streaming Messages"). `GET /__closed` answers how many streams closed before the stub ended them.
  */
 import type http from 'node:http';
+import { MESSAGE_START_USAGE } from './aborted-stream-usage.ts';
 import { sendJson, serveScripted, type Json } from './scripted-stub.ts';
 
-/** The usage Anthropic's `message_start` of this stub reports (input side known, output just begun). */
-export const MESSAGE_START_USAGE = { input_tokens: 37, cache_creation_input_tokens: 0, cache_read_input_tokens: 5, output_tokens: 1 };
 
 /** How often a stream sends its next event (ms). */
 const TICK_MS = 20;
