@@ -1,11 +1,11 @@
 /**
- * A passed-through event stream goes to the client up to its last whole event (proxy/upstream/sse-boundary.ts).
- * Before, the gateway wrote each provider chunk on as it came, so when the provider cut its stream in the middle
- * of an event (or the gateway shut down there), the gateway's error event was glued to half an event
- * (`data: {"id":…,"object":"chat.completiodata: {"error":…}`) and the OpenAI SDK threw "Could not parse message
- * into JSON" instead of the gateway's error. Checked: the cut stream's bytes and what the `openai` SDK raises;
- * a stream whose every event spans 7-byte pieces still reaches the client byte for byte; and the boundary
- * search on LF, CRLF and CR framing.
+ * A passed-through event stream goes to the client up to its last whole line (proxy/upstream/sse-boundary.ts), and an
+ * error event that ends it starts as an event of its own. Before, the gateway wrote each provider chunk on as it
+ * came, so when the provider cut its stream in the middle of a line (or the gateway shut down there), the gateway's
+ * error event was glued to half an event (`data: {"id":…,"object":"chat.completiodata: {"error":…}`) and the
+ * OpenAI SDK threw "Could not parse message into JSON" instead of the gateway's error. Checked: the cut stream's
+ * bytes and what the `openai` SDK raises; a stream whose every event spans 7-byte pieces still reaches the client
+ * byte for byte; the line-end search and the prefix that closes an event whose blank line did not come.
  *
  * Real processes (test/support/stack.ts): stub upstream (models `reset-mid-event`, `split-events`), admin on a
  * fresh PostgreSQL database, the proxy.
@@ -14,26 +14,38 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { endOfWholeEvents } from '../proxy/upstream/sse-boundary.ts';
+import { cutPrefix, endOfWholeLines, withLastBytes } from '../proxy/upstream/sse-boundary.ts';
 import { fetchRecord, startStack, type Stack } from './support/stack.ts';
 
 const RECORDED = readFileSync(new URL('./fixtures/providers/openai/chat-completion-stream.sse', import.meta.url));
 const FIRST_EVENT = RECORDED.subarray(0, RECORDED.indexOf('\n\n') + 2).toString();
 
-describe('endOfWholeEvents', () => {
-  const end = (text: string) => endOfWholeEvents(Buffer.from(text));
-  test('a chunk ending with a whole event is sent whole, in each line-ending form', () => {
+describe('endOfWholeLines and cutPrefix', () => {
+  const end = (text: string) => endOfWholeLines(Buffer.from(text));
+  test('a chunk ending with a line end is sent whole, in each line-ending form', () => {
     assert.equal(end('data: a\n\n'), 9);
-    assert.equal(end('data: a\r\n\r\n'), 11);
-    assert.equal(end('data: a\n\ndata: b\n\n'), 18);
+    assert.equal(end('data: a\r\n'), 9);
+    assert.equal(end('data: a\r'), 8);
+    assert.equal(end(': ping\n'), 7);
   });
-  test('the start of an event waits; a chunk with no boundary waits whole', () => {
+  test('the start of a line waits; a chunk with no line end waits whole', () => {
     assert.equal(end('data: a\n\ndata: {"par'), 9);
-    assert.equal(end('data: a\r\n\r\ndata: b\r\n'), 11);
-    assert.equal(end('data: a\r\rdata: b'), 9);
+    assert.equal(end('data: a\rdata: b'), 8);
     assert.equal(end('data: {"partial'), 0);
-    assert.equal(end('data: a\n'), 0);
     assert.equal(end(''), 0);
+  });
+  test('the prefix closes an event whose lines came without their blank line, and is nothing after a whole event', () => {
+    const after = (text: string) => cutPrefix(withLastBytes(-1, Buffer.from(text), Buffer.byteLength(text)));
+    assert.equal(cutPrefix(-1), '');
+    assert.equal(after('data: a\n\n'), '');
+    assert.equal(after('data: a\r\n\r\n'), '');
+    assert.equal(after('data: a\r\r'), '');
+    assert.equal(after('event: content_block_delta\n'), '\n');
+    assert.equal(after('data: a\r\n'), '\n');
+    // After CR the LF may complete a CRLF: a second LF makes the blank line.
+    assert.equal(after('data: a\r'), '\n\n');
+    // The bytes kept span chunks.
+    assert.equal(cutPrefix(withLastBytes(withLastBytes(-1, Buffer.from('data: a\n'), 8), Buffer.from('\n'), 1)), '');
   });
 });
 
@@ -48,7 +60,7 @@ describe('a passed-through event stream', () => {
 
   const request = (model: string) => ({ model: `openai/${model}`, messages: [{ role: 'user' as const, content: 'x' }], stream: true as const });
 
-  test('cut by the provider mid-event: the half event is not sent; the error event follows the last whole one', async () => {
+  test('cut by the provider mid-line: the half line is not sent; the error event follows as an event of its own', async () => {
     const res = await fetch(`${stack.gatewayUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
@@ -58,7 +70,7 @@ describe('a passed-through event stream', () => {
     const text = await res.text();
     assert.ok(text.startsWith(FIRST_EVENT), `the first event whole: ${JSON.stringify(text.slice(0, 200))}`);
     const rest = text.slice(FIRST_EVENT.length);
-    assert.match(rest, /^data: \{"error":/, `then the gateway's error event, nothing before it: ${JSON.stringify(rest)}`);
+    assert.match(rest, /^data: \{"error":/, `then the gateway's error event, nothing of the cut line before it: ${JSON.stringify(rest)}`);
     assert.match(rest, /upstream_disconnected/);
     assert.ok(rest.endsWith('\n\n'));
     const rec = await fetchRecord(stack, res.headers.get('svc-id')!);

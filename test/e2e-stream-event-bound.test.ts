@@ -5,7 +5,7 @@
  * every byte, and the proxy went from 252 MB to 3.46 GB in 55 s and died (`Reached heap limit`), losing every other
  * request in flight and every queued log record. No timeout applied, since bytes kept arriving.
  *
- * Now an event longer than `server.max-translated-response-size` (32 MiB by default) ends the answer with the
+ * Now an event (passthrough: a line) longer than 16 MiB (MAX_STREAM_EVENT_CHARS) ends the answer with the
  * gateway's error event (502 `upstream_response_too_large`, in the client's dialect) and stops the provider, on a
  * passed-through stream (proxy/upstream/exchange.ts) as on a translated one (the stream translator's bound,
  * proxy/translators/shared/translator-stream.ts); the recorder and the response capture bound their own parsers.
@@ -21,8 +21,8 @@ import { after, before, describe, test } from 'node:test';
 import { fetchRecord, startStack, uniq, type Stack } from './support/stack.ts';
 
 const MIB = 1024 * 1024;
-/** `server.max-translated-response-size`'s default, the bound of one event. */
-const BOUND = 32 * MIB;
+/** MAX_STREAM_EVENT_CHARS: the bound of one event (passthrough: one line). */
+const BOUND = 16 * MIB;
 /** Before the fix nothing ended the stream: the test stops it once the stub has sent this much. */
 const WATCHDOG = 200 * MIB;
 /** What the stub may have sent past the bound before the proxy stopped it (socket buffers both ways). */
@@ -135,7 +135,7 @@ describe('a stream event that never ends', () => {
     assert.ok(got.stubBytes <= BOUND + SLACK, `the provider was stopped near the bound: it sent ${got.stubBytes}`);
     assert.ok(got.peakMemory < baseline + 8 * BOUND, `proxy heap + external peaked at ${got.peakMemory} (baseline ${baseline})`);
     const rec = await fetchRecord(stack, got.id!);
-    assert.match(JSON.stringify(rec.llmSchema.response.error), /upstream_response_too_large|max-translated-response-size/);
+    assert.match(JSON.stringify(rec.llmSchema.response.error), /upstream_response_too_large|stream line longer than/);
     await stillServes(stack);
   });
 

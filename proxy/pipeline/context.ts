@@ -36,6 +36,12 @@ export interface UpstreamAttempt {
    * error. A no-op once the attempt was superseded or its answer is no longer read.
    */
   stopReading(err: GatewayError): void;
+  /**
+   * What to write before an error event that ends the client's stream: for a passed-through event stream whose last
+   * event may have come without its blank line, the line ends that close it (../upstream/sse-boundary.ts
+   * `cutPrefix`); '' otherwise.
+   */
+  errorEventPrefix(): string;
 }
 
 /** Everything one request carries through the stages. Times are `performance.now()` ms unless said. */

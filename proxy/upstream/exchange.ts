@@ -22,7 +22,8 @@ import type { ProviderTextRedactor } from '../translators/types.ts';
 import { answerTooLarge, answerTooSlow, answerUndecodable, clientStalled, eventTooLarge, onMidStreamError, upstreamError } from './failure.ts';
 import { redactAttemptText } from './provider-secrets.ts';
 import { onUpstreamResponse } from './response.ts';
-import { endOfWholeEvents } from './sse-boundary.ts';
+import { MAX_STREAM_EVENT_CHARS } from '../translators/shared/translator-stream.ts';
+import { cutPrefix, endOfWholeLines, withLastBytes } from './sse-boundary.ts';
 
 /**
  * How many `upstream-timeout`s a collected answer's body may take from its headers to its end. Twice,
@@ -75,10 +76,13 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   private sink: Sink = Sink.Discard;
   /** {@link Sink.Client}: the body is an event stream (a cut one can still end with an error event). */
   private streamed = false;
-  /** {@link Sink.Client} of a text/event-stream: the bytes after its last whole event wait in {@link eventTail}. */
+  /** {@link Sink.Client} of a text/event-stream: the bytes after its last whole line wait in {@link heldLine}. */
   private sse = false;
-  /** The start of an event still arriving (SSE passthrough); null when the last bytes sent ended an event. */
-  private eventTail: Buffer | null = null;
+  /** The pieces of a line still arriving (SSE passthrough); null when the last bytes sent ended a line. */
+  private heldLine: Buffer[] | null = null;
+  private heldBytes = 0;
+  /** The last three bytes sent to the client of an SSE passthrough (-1: none yet), for {@link errorEventPrefix}. */
+  private lastBytes = -1;
   /** {@link Sink.Collect}: the pieces so far, their size (bytes), and what gets the whole body. */
   private chunks: Buffer[] | null = null;
   private size = 0;
@@ -197,8 +201,8 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
       case Sink.Client: {
         if (ctx.firstByteMs === null) ctx.firstByteMs = now;
         responseChunk(ctx, chunk);
-        const whole = this.sse ? this.wholeEvents(chunk) : chunk;
-        if (whole !== null && !ctx.res.write(whole)) this.pauseUntilDrain(ctx.res);
+        if (this.sse) this.sendLines(chunk);
+        else if (!ctx.res.write(chunk)) this.pauseUntilDrain(ctx.res);
         break;
       }
       case Sink.Mapper: {
@@ -353,10 +357,10 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
     }
     switch (this.sink) {
       case Sink.Client:
-        // The provider ended without a blank line after its last event: its bytes still go on as they came.
-        if (this.eventTail !== null) ctx.res.end(this.eventTail);
-        else ctx.res.end();
-        this.eventTail = null;
+        // The provider ended in the middle of a line: its bytes still go on as they came.
+        if (this.heldLine !== null) for (const piece of this.heldLine) ctx.res.write(piece);
+        this.heldLine = null;
+        ctx.res.end();
         return;
       case Sink.Mapper:
         if (!this.mapper!.destroyed) this.mapper!.end();
@@ -373,30 +377,49 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
   }
 
   /**
-   * `chunk` (after what waited of an event) up to its last whole event; what follows waits in {@link eventTail}.
-   * Null when nothing is whole yet. A copy only when an event spans chunks.
-   * An event outgrowing `server.max-translated-response-size` ends the answer instead: its bytes are dropped, the
-   * provider is stopped and the client gets the gateway's error event (502 `upstream_response_too_large`). Passed on,
-   * it would reach a client that can act on it only once it ends, which a provider streaming one endless event
-   * never does: the client's parser would buffer it until it ran out of memory, and the provider would go on
-   * (billing, no timeout while bytes come). Events within the bound still pass byte for byte.
+   * Sends an SSE passthrough's `chunk` (after what waited of its first line) up to its last line end
+   * (./sse-boundary.ts); the rest waits in {@link heldLine}. No copy: the waiting pieces and the chunk go as separate
+   * writes in one corked batch. A line outgrowing {@link MAX_STREAM_EVENT_CHARS} bytes ends the answer (502
+   * `upstream_response_too_large`, the provider stopped): an SSE client acts on nothing before it ends.
    */
-  private wholeEvents(chunk: Buffer): Buffer | null {
-    const bytes = this.eventTail === null ? chunk : Buffer.concat([this.eventTail, chunk]);
-    const end = endOfWholeEvents(bytes);
-    if (end === bytes.length) {
-      this.eventTail = null;
-      return bytes;
+  private sendLines(chunk: Buffer): void {
+    const res = this.ctx.res;
+    const end = endOfWholeLines(chunk);
+    if (end === 0) return this.holdLine(chunk);
+    const whole = end === chunk.length ? chunk : chunk.subarray(0, end);
+    let flowing: boolean;
+    const held = this.heldLine;
+    if (held === null) flowing = res.write(whole);
+    else {
+      res.cork();
+      for (const piece of held) res.write(piece);
+      flowing = res.write(whole);
+      res.uncork();
+      this.heldLine = null;
+      this.heldBytes = 0;
     }
-    if (end === 0) {
-      const limit = this.ctx.gw.config.server.maxTranslatedResponseBytes;
-      this.eventTail = bytes.length <= limit ? bytes : null;
-      if (this.eventTail === null) this.stopReading(eventTooLarge(this.ctx, limit));
-      return null;
-    }
-    this.eventTail = bytes.subarray(end);
-    return bytes.subarray(0, end);
+    this.lastBytes = withLastBytes(this.lastBytes, chunk, end);
+    if (end < chunk.length) this.holdLine(chunk.subarray(end));
+    if (!flowing) this.pauseUntilDrain(res);
   }
+
+  /** Keeps `piece` of a line still arriving (see {@link sendLines}), within the bound. */
+  private holdLine(piece: Buffer): void {
+    this.heldBytes += piece.length;
+    if (this.heldBytes > MAX_STREAM_EVENT_CHARS) {
+      this.heldLine = null;
+      this.heldBytes = 0;
+      return this.stopReading(eventTooLarge(this.ctx, MAX_STREAM_EVENT_CHARS));
+    }
+    if (this.heldLine === null) this.heldLine = [piece];
+    else this.heldLine.push(piece);
+  }
+
+  /** {@link UpstreamAttempt.errorEventPrefix}: for an SSE passthrough, what closes the event its last lines began. */
+  errorEventPrefix(): string {
+    return this.sse ? cutPrefix(this.lastBytes) : '';
+  }
+
 
   /** undici: the request failed (before the response, or during its body). */
   onError(err: Error): void {

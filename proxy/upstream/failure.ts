@@ -51,7 +51,8 @@ export function onMidStreamError(ctx: RequestContext, streamed: boolean, cause: 
   if (res.headersSent) {
     const err = cause ?? (timedOut ? new GatewayError(504, ctx.error, 'server_error', 'upstream_timeout') : new GatewayError(502, ctx.error, 'server_error', 'upstream_disconnected'));
     const json = JSON.stringify(ctx.kind.errorBody(err));
-    const event = ctx.kind.framing ? ctx.kind.framing.error(json) : json;
+    // A passed-through stream may have sent an event's lines without its blank line: end it first (./sse-boundary.ts).
+    const event = (ctx.exchange?.errorEventPrefix() ?? '') + (ctx.kind.framing ? ctx.kind.framing.error(json) : json);
     if (observesChunks(ctx)) responseChunk(ctx, Buffer.from(event));
     res.end(event);
     return;
@@ -84,12 +85,12 @@ export function answerTooLarge(ctx: RequestContext, limit: number): GatewayError
 }
 
 /**
- * The error of a passed-through event stream one of whose events outgrew `server.max-translated-response-size`
- * (`limit`, bytes) before it ended (./exchange.ts `wholeEvents`): 502 `upstream_response_too_large`, sent as the
- * client's error event once the provider is stopped.
+ * The error of a passed-through event stream one of whose lines outgrew `limit` bytes before it ended
+ * (./exchange.ts `sendLines`, ../translators/shared/translator-stream.ts `MAX_STREAM_EVENT_CHARS`): 502
+ * `upstream_response_too_large`, sent as the client's error event once the provider is stopped.
  */
 export function eventTooLarge(ctx: RequestContext, limit: number): GatewayError {
-  return new GatewayError(502, `provider ${ctx.provider} sent a stream event longer than ${limit} bytes, the most the gateway holds of one event (server.max-translated-response-size)`, 'server_error', 'upstream_response_too_large');
+  return new GatewayError(502, `provider ${ctx.provider} sent a stream line longer than ${limit} bytes, the most the gateway holds of one`, 'server_error', 'upstream_response_too_large');
 }
 
 /** The error of a collected answer still arriving `ms` after its headers (a provider trickling bytes). */

@@ -13,14 +13,15 @@ import { createParser, ParseError, type EventSourceMessage, type EventSourcePars
 import { GatewayError } from '../../errors.ts';
 
 /**
- * The longest server-sent event the gateway parses (characters of its unfinished line and data, as eventsource-parser
- * counts them; a UTF-16 string, so at most twice as many bytes held): 32 Mi, the default of
- * `server.max-translated-response-size`, the most the gateway reads of an answer it translates whole. A stream
- * translator has no config of its own; no API's stream event comes near it (a Responses `response.completed` carrying
- * the whole output is a few MB), so an event past it is a broken or hostile provider, and without a bound its parser
- * would buffer it for as long as bytes keep coming (no timeout applies then), until the process ran out of heap.
+ * The longest server-sent event the gateway parses or holds (characters of its unfinished line and data, as
+ * eventsource-parser counts them; a UTF-16 string, so at most twice as many bytes held), and the longest line of a
+ * passed-through stream it holds (bytes, ../../upstream/sse-boundary.ts): 16 Mi. No API's stream event comes near it
+ * (a Responses `response.completed` carrying the whole output, images included, is a few MB), so an event past it is
+ * a broken or hostile provider; without a bound its parser would buffer it for as long as bytes keep coming (no
+ * timeout applies then), until the process ran out of heap. Per stream: one stream then holds at most a few times
+ * this (the exchange's line, the recorder's and the translator's parsers).
  */
-export const MAX_STREAM_EVENT_CHARS = 32 * 1024 * 1024;
+export const MAX_STREAM_EVENT_CHARS = 16 * 1024 * 1024;
 
 /**
  * The error a stream translator fails with when one event of the provider outgrew {@link MAX_STREAM_EVENT_CHARS}:
@@ -30,7 +31,7 @@ export const MAX_STREAM_EVENT_CHARS = 32 * 1024 * 1024;
 export function streamEventTooLarge(): GatewayError {
   return new GatewayError(
     502,
-    `the provider sent a stream event longer than ${MAX_STREAM_EVENT_CHARS} characters, the most the gateway reads of one event (server.max-translated-response-size's default)`,
+    `the provider sent a stream event longer than ${MAX_STREAM_EVENT_CHARS} characters, the most the gateway reads of one event`,
     'server_error',
     'upstream_response_too_large',
   );
