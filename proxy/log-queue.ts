@@ -9,14 +9,16 @@
  * record harmless.
  *
  * No message exceeds admin's bound ({@link MAX_CONTROL_PLANE_MESSAGE_BYTES}; admin closes the link
- * with 1009 on a larger one): a record that cannot fit a message of its own is dropped when queued
- * (counted in `dropped` and `oversize`), and should admin still refuse a batch as too big (an admin
+ * with 1009 on a larger one): a record that cannot fit a message of its own has its bodies cut to fit
+ * (marked `bodyTruncated`; only a head too large on its own is dropped, counted in `dropped` and
+ * `oversize`), and should admin still refuse a batch as too big (an admin
  * of another version with a smaller bound), {@link LogQueue.linkLost} drops the largest batch in
  * flight rather than re-sending it on every new link.
  */
 import { randomUUID } from 'node:crypto';
 import { MAX_CONTROL_PLANE_MESSAGE_BYTES } from '../shared/controlplane.ts';
 import { BATCH_HEADER_BYTES, recordSize } from '../shared/record-batch.ts';
+import { HEAD_MEMBERS } from '../shared/record-head.ts';
 import { LogBatch } from './log-batch.ts';
 
 /** Bounds and batching of the queue. */
@@ -41,6 +43,28 @@ export interface LogQueueOptions {
 const DEFAULT_MAX_BATCH_BYTES = 16 * 1024 * 1024;
 /** Most bytes of records in one message admin accepts: its bound less the batch header. */
 const MAX_RECORD_BYTES = MAX_CONTROL_PLANE_MESSAGE_BYTES - BATCH_HEADER_BYTES;
+
+/** Position of `bodyTruncated` in a positional head (shared/record-head.ts). */
+const BODY_TRUNCATED = HEAD_MEMBERS.indexOf('bodyTruncated');
+
+/**
+ * A record too large for one message with its bodies cut so that head and bodies take at most `room` bytes: the
+ * request body first (a raw body as large as `server.max-body-size` allows, which may exceed the message bound),
+ * then the response body; the head marked `bodyTruncated` (admin stores a cut body as `{raw: text}`, as it does a
+ * refused body cut at `log-queue.max-body-bytes`).
+ * @returns the head's JSON text and the cut bodies, or null when the head alone does not fit.
+ */
+function cutBodiesToFit(head: object, room: number, requestBody: Buffer | null, responseBody: Buffer | null): [string, Buffer | null, Buffer | null] | null {
+  if (Array.isArray(head)) head[BODY_TRUNCATED] = true;
+  else (head as { bodyTruncated?: boolean }).bodyTruncated = true;
+  const json = JSON.stringify(head);
+  let left = room - Buffer.byteLength(json);
+  if (left < 0) return null;
+  const response = responseBody === null ? null : responseBody.subarray(0, Math.min(responseBody.length, left));
+  left -= response?.length ?? 0;
+  const request = requestBody === null ? null : requestBody.subarray(0, Math.min(requestBody.length, left));
+  return [json, request, response];
+}
 
 /** After a negative ack, sending pauses this long, doubling per further nack up to the cap (ms). */
 const NACK_BACKOFF_START_MS = 250;
@@ -115,13 +139,21 @@ export class LogQueue {
       this.stats.unserializable++;
       return;
     }
-    const headBytes = Buffer.byteLength(json);
-    const size = recordSize(headBytes, requestBody, responseBody);
+    let headBytes = Buffer.byteLength(json);
+    let size = recordSize(headBytes, requestBody, responseBody);
     if (size > MAX_RECORD_BYTES) {
-      // Admin would close the link on its batch, and the batch would come back on every link.
-      this.stats.dropped++;
-      this.stats.oversize++;
-      return;
+      // Admin would close the link on its batch: the bodies are cut to fit (the record kept, marked), and only a
+      // head too large on its own is dropped.
+      const room = MAX_RECORD_BYTES - recordSize(0, null, null);
+      const cut = cutBodiesToFit(head, room, requestBody, responseBody);
+      if (cut === null) {
+        this.stats.dropped++;
+        this.stats.oversize++;
+        return;
+      }
+      [json, requestBody, responseBody] = cut;
+      headBytes = Buffer.byteLength(json);
+      size = recordSize(headBytes, requestBody, responseBody);
     }
     this.batchFor(size).add(json, headBytes, requestBody, responseBody);
     this.waitingRecords++;

@@ -24,7 +24,7 @@ import { startKeyUsage, type KeyUsage } from '../admin/key-usage.ts';
 import { createOrganization } from '../admin/organizations.ts';
 import { createApiKey, revokeApiKey } from '../admin/resources/api-keys/store.ts';
 import { MAX_CONTROL_PLANE_MESSAGE_BYTES } from '../shared/controlplane.ts';
-import { BATCH_HEADER_BYTES, encodeBatch, encodeRecord, readBatchHeader } from '../shared/record-batch.ts';
+import { BATCH_HEADER_BYTES, decodeBatch, encodeBatch, encodeRecord, readBatchHeader } from '../shared/record-batch.ts';
 import { HEAD_MEMBERS } from '../shared/record-head.ts';
 import type { LogRecord } from '../shared/record.ts';
 import { ControlPlaneClient } from '../proxy/controlplane.ts';
@@ -183,23 +183,31 @@ describe('admin: bounds of a control-plane link', () => {
 });
 
 describe('proxy: batches stay under the bound, and 1009 does not loop', () => {
-  test('a record too large for a message is dropped and counted, never sent; batches close under the bound', () => {
+  test('a record too large for a message keeps its head with its bodies cut to fit (bodyTruncated); batches close under the bound; only a head too large alone is dropped', () => {
     const sent: Buffer[] = [];
     const sentBytes: number[] = [];
-    const q = new LogQueue({ maxRecords: 100, maxBytes: 1 << 30, batchSize: 100, maxBatchBytes: 1 << 30 }, (m) => (sent.push(Buffer.from(m.subarray(0, BATCH_HEADER_BYTES))), sentBytes.push(m.length), true));
-    q.push(['small'], Buffer.from('{}'), null);
-    q.push(['huge'], Buffer.alloc(MAX_CONTROL_PLANE_MESSAGE_BYTES), null);
+    const messages: Buffer[] = [];
+    const q = new LogQueue({ maxRecords: 100, maxBytes: 1 << 30, batchSize: 100, maxBatchBytes: 1 << 30, maxInFlight: 10 }, (m) => (sent.push(Buffer.from(m.subarray(0, BATCH_HEADER_BYTES))), sentBytes.push(m.length), messages.push(Buffer.from(m)), true));
+    const head = (tag: string): unknown[] => HEAD_MEMBERS.map((m) => (m === 'requestId' ? tag : null));
+    q.push(head('small'), Buffer.from('{}'), null);
+    q.push(head('huge'), Buffer.alloc(MAX_CONTROL_PLANE_MESSAGE_BYTES, 0x61), Buffer.from('{"usage":{}}'));
     const eight = Buffer.alloc(8 * 1024 * 1024);
-    q.push(['a'], eight, null);
-    q.push(['b'], eight, null);
-    q.push(['c'], eight, null);
+    q.push(head('a'), eight, null);
+    q.push(head('b'), eight, null);
+    q.push(head('c'), eight, null);
+    q.push(['x'.repeat(MAX_CONTROL_PLANE_MESSAGE_BYTES)], null, null);
     q.flush();
     const stats = q.getStats();
-    assert.equal(stats.oversize, 1);
+    assert.equal(stats.oversize, 1, 'only the head too large on its own');
     assert.equal(stats.dropped, 1);
-    assert.equal(stats.sent, 4);
+    assert.equal(stats.sent, 5);
     for (const bytes of sentBytes) assert.ok(bytes <= MAX_CONTROL_PLANE_MESSAGE_BYTES, `a message of ${bytes} bytes is within the bound`);
-    assert.equal(sent.reduce((n, h) => n + readBatchHeader(h).count, 0), 4);
+    assert.equal(sent.reduce((n, h) => n + readBatchHeader(h).count, 0), 5);
+    const records = messages.flatMap((m) => decodeBatch(m).records);
+    const huge = records.find((r) => (JSON.parse(r.head.toString()) as unknown[])[HEAD_MEMBERS.indexOf('requestId')] === 'huge')!;
+    assert.equal((JSON.parse(huge.head.toString()) as unknown[])[HEAD_MEMBERS.indexOf('bodyTruncated')], true);
+    assert.equal(huge.responseBody?.toString(), '{"usage":{}}', 'the answer kept whole');
+    assert.ok(huge.requestBody!.length > 0 && huge.requestBody!.length < MAX_CONTROL_PLANE_MESSAGE_BYTES, 'the request body cut');
   });
 
   test('admin closing the link with 1009 drops the largest batch in flight (counted) instead of re-sending it forever', async () => {
