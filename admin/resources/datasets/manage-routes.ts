@@ -13,7 +13,8 @@
  * - `GET /v1/experiment/dataset/{datasetId}/export` → `application/x-ndjson`, an attachment named
  *   after the dataset: one JSON object per row, in order (see export.ts), streamed page by page.
  *   Errors before the first byte are the usual JSON envelope; a database failure later cuts the
- *   connection (the download is then incomplete, never silently short).
+ *   connection (the download is then incomplete). Each page reads the dataset as it is then: rows
+ *   removed, or the dataset deleted, while an export runs are not in its later pages (export.ts).
  */
 import { Readable } from 'node:stream';
 import type Router from '@koa/router';

@@ -27,6 +27,20 @@ export interface AddedRequests {
  */
 export async function addRequests(sql: Sql, organizationId: string, datasetId: string, requestIds: readonly string[]): Promise<AddedRequests | { missing: string[] } | null> {
   const ids = [...new Set(requestIds.map((id) => id.toLowerCase()))];
+  try {
+    return await addInTransaction(sql, organizationId, datasetId, ids, requestIds.length);
+  } catch (err) {
+    // A request found above and deleted (retention) before the insert: its foreign key refuses the row. Answered as
+    // the unknown id it now is, so the caller gets a 404, not a 500; nothing was added (the transaction rolled back).
+    if ((err as { code?: string }).code !== '23503') throw err;
+    const found = await sql<{ id: string }[]>`select id from request_log where organization_id = ${organizationId} and id = any(${ids}::uuid[])`;
+    const known = new Set(found.map((r) => r.id));
+    return { missing: ids.filter((id) => !known.has(id)) };
+  }
+}
+
+/** {@link addRequests}' transaction (`ids` lower case and unique; `asked`: how many ids the caller gave). */
+function addInTransaction(sql: Sql, organizationId: string, datasetId: string, ids: string[], asked: number): Promise<AddedRequests | { missing: string[] } | null> {
   return sql.begin(async (t) => {
     const tx = t as unknown as Sql;
     const [ds] = await tx`select id from dataset where id = ${datasetId} and organization_id = ${organizationId} for update`;
@@ -43,7 +57,7 @@ export async function addRequests(sql: Sql, organizationId: string, datasetId: s
       from unnest(${ids}::uuid[]) with ordinality as x(id, ord)
       where not exists (select 1 from dataset_row dr where dr.dataset_id = ${datasetId} and dr.request_id = x.id)`;
     const [total] = await tx<{ n: number }[]>`select count(*)::int as n from dataset_row where dataset_id = ${datasetId}`;
-    return { added: inserted.count, skipped: requestIds.length - inserted.count, rows: total!.n };
+    return { added: inserted.count, skipped: asked - inserted.count, rows: total!.n };
   }) as Promise<AddedRequests | { missing: string[] } | null>;
 }
 
