@@ -15,6 +15,7 @@ import type { ChatCompletionRequest } from '../shared/chat.ts';
 import { createMessagesStreamTranslator, toMessage } from '../proxy/translators/anthropic-messages-to-openai-chat/index.ts';
 import { createResponsesStreamTranslator, toResponse } from '../proxy/translators/openai-responses-to-openai-chat/index.ts';
 import { decodeCarried } from '../proxy/translators/shared/carried-reasoning.ts';
+import { MAX_STREAM_EVENT_CHARS } from '../proxy/translators/shared/translator-stream.ts';
 import type { TranslatorCall } from '../proxy/translators/types.ts';
 import { events as responsesEvents, fold as foldResponses, run, split, SPLITS } from './support/responses-stream.ts';
 
@@ -84,7 +85,7 @@ interface MessagesEvent {
  * Code) does, asserting Anthropic's grammar: blocks start in index order, one open at a time (a block starts only
  * after the previous one stopped), every delta for the open block, each tool input parsed at its stop.
  */
-function foldMessages(text: string): { content: any[]; stopReason: string; events: MessagesEvent[] } {
+function foldMessages(text: string, last = 'message_stop'): { content: any[]; stopReason: string; events: MessagesEvent[] } {
   const list = text.slice(0, -2).split('\n\n').map((raw) => JSON.parse(raw.split('\n')[1]!.slice('data: '.length)) as MessagesEvent);
   assert.equal(list[0]!.type, 'message_start');
   const content: any[] = [];
@@ -106,16 +107,44 @@ function foldMessages(text: string): { content: any[]; stopReason: string; event
       else if (e.delta.type === 'signature_delta') content[open].signature += e.delta.signature;
     } else if (e.type === 'content_block_stop') {
       assert.equal(e.index, open, 'the stop is of the open block');
-      if (content[open].type === 'tool_use') content[open].input = JSON.parse(json === '' ? '{}' : json);
+      // A failed stream may stop a call cut mid-arguments: its input is then the fragments as they came.
+      if (content[open].type === 'tool_use') content[open].input = last === 'error' ? json : JSON.parse(json === '' ? '{}' : json);
       open = -1;
-    } else if (e.type === 'message_delta') {
-      assert.equal(open, -1, 'every block stopped before message_delta');
-      stopReason = e.delta.stop_reason;
+    } else if (e.type === 'message_delta' || e.type === 'error') {
+      assert.equal(open, -1, `every block stopped before ${e.type}`);
+      if (e.type === 'message_delta') stopReason = e.delta.stop_reason;
     }
   }
-  assert.equal(list.at(-1)!.type, 'message_stop');
+  assert.equal(list.at(-1)!.type, last);
   return { content, stopReason, events: list };
 }
+
+/**
+ * How a provider's stream fails after a call got text between its argument fragments: its error event, a malformed
+ * chunk, or the end of the stream before any finish reason (each fails the translation, ../proxy/translators/shared/openai-chat-chunk-source.ts).
+ */
+const FAILURES: [string, string[]][] = [
+  ['a provider error event', ['event: error\ndata: {"error":{"message":"overloaded","type":"server_error"}}']],
+  ['a malformed chunk', ['data: {"id":']],
+  ['the end before any finish reason', []],
+];
+/** The output of a translator whose input ends with an event past MAX_STREAM_EVENT_CHARS, and the error it fails with. */
+async function runOversized(mapper: import('node:stream').Transform, ending: string[]): Promise<{ out: string; error: any }> {
+  const out: Buffer[] = [];
+  mapper.on('data', (d: Buffer) => out.push(Buffer.from(d)));
+  const error = new Promise<any>((resolve) => mapper.on('error', resolve));
+  mapper.write(heldThenFailed(ending));
+  mapper.write(Buffer.from(`data: ${'y'.repeat(MAX_STREAM_EVENT_CHARS + 1)}`));
+  return { error: await error, out: Buffer.concat(out).toString('utf8') };
+}
+const heldThenFailed = (ending: string[]): Buffer => sse(
+  chunk(tools(call(0, 'call_a', { name: 'Read', arguments: '{"file_' }))),
+  chunk({ content: 'Let me ' }),
+  chunk(tools(call(0, undefined, { arguments: 'path":' }))),
+  chunk({ reasoning_content: 'hmm' }),
+  chunk({ content: 'look' }),
+  ...ending,
+);
 
 describe('chat stream → Messages stream: parallel tool calls', () => {
   for (const index of [undefined, 0] as const) {
@@ -195,6 +224,28 @@ describe('chat stream → Messages stream: parallel tool calls', () => {
       assert.equal(stopReason, 'tool_use');
       assert.deepEqual(c.removed, []);
     }
+  });
+
+  for (const [name, ending] of FAILURES) {
+    it(`text held while a call is open reaches the client before the error event, after ${name}`, async () => {
+      for (const how of SPLITS) {
+        const out = await run(createMessagesStreamTranslator(messagesCall()), split(heldThenFailed(ending), how));
+        const { content } = foldMessages(out, 'error');
+        assert.deepEqual(content.map((b) => b.type === 'tool_use' ? [b.type, b.input] : [b.type, b.text ?? b.thinking]), [
+          ['tool_use', '{"file_path":'],
+          ['text', 'Let me '],
+          ['thinking', 'hmm'],
+          ['text', 'look'],
+        ]);
+      }
+    });
+  }
+
+  it('text held while a call is open is written before the translator fails on an event past its bound (the exchange writes the error event)', async () => {
+    const { out, error } = await runOversized(createMessagesStreamTranslator(messagesCall()), []);
+    assert.equal(error.code, 'upstream_response_too_large');
+    const { content } = foldMessages(`${out}event: error\ndata: {"type":"error"}\n\n`, 'error');
+    assert.deepEqual(content.map((b) => b.text ?? b.thinking ?? b.input), ['{"file_path":', 'Let me ', 'hmm', 'look']);
   });
 
   it('content after a call that a new call replaces comes between their blocks; plain text still streams at once', async () => {
@@ -309,6 +360,34 @@ describe('chat stream → Responses stream: parallel tool calls', () => {
       assert.equal(final.type, 'response.completed');
       assert.deepEqual(c.removed, []);
     }
+  });
+
+  for (const [name, ending] of FAILURES) {
+    it(`text and reasoning held while a call is open reach the client as items before response.failed, after ${name}`, async () => {
+      for (const how of SPLITS) {
+        const list = responsesEvents(await run(createResponsesStreamTranslator(responsesCall()), split(heldThenFailed(ending), how)));
+        const { final, items } = foldResponses(list);
+        assert.equal(final.type, 'response.failed');
+        const text = (i: any) => i.type === 'message' ? i.content.map((p: any) => p.text).join('') : i.type === 'reasoning' ? i.summary.map((p: any) => p.text).join('') : i.arguments;
+        assert.deepEqual(items.map((i) => [i.type, text(i)]), [
+          ['function_call', '{"file_path":'],
+          ['message', 'Let me '],
+          ['reasoning', 'hmm'],
+          ['message', 'look'],
+        ]);
+        // Every item is done (nothing held is left out of the failed response's output); the cut call and last message say so.
+        assert.deepEqual(final.response.output.map((i: any) => [i.type, i.status]), [['function_call', 'incomplete'], ['message', 'completed'], ['reasoning', undefined], ['message', 'incomplete']]);
+      }
+    });
+  }
+
+  it('output held while a call is open is written as items before the translator fails on an event past its bound', async () => {
+    const { out, error } = await runOversized(createResponsesStreamTranslator(responsesCall()), []);
+    assert.equal(error.code, 'upstream_response_too_large');
+    // What the exchange then writes stands in for the translator's response.failed.
+    const list = responsesEvents(out);
+    assert.deepEqual(list.filter((e) => e.type === 'response.output_item.done').map((e) => [e.item.type, e.item.status]), [['function_call', 'incomplete'], ['message', 'completed'], ['reasoning', undefined], ['message', 'incomplete']]);
+    assert.equal(list.filter((e) => e.type === 'response.output_item.added').length, 4);
   });
 
   it('content between interleaved parallel calls waits until no call can take more: every call whole, the text last', async () => {

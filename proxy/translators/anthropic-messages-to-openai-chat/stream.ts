@@ -32,7 +32,9 @@
  *    comes after the finish chunk.
  * A provider error inside the stream (Groq's `event: error`, OpenAI's `data: {"error": …}`), a malformed event, or a
  * stream that ends before any finish reason ends the output with Anthropic's `error` event
- * (`{"type":"error","error":{"type","message"}}`) and no `message_stop`; anything after is ignored.
+ * (`{"type":"error","error":{"type","message"}}`) and no `message_stop`, preceded by the reasoning and text kept while
+ * a tool block was open, as blocks of their own after that block stops (also before an event past the parser's bound
+ * fails the translation); anything after is ignored.
  * Sources: https://docs.anthropic.com/en/docs/build-with-claude/streaming,
  * https://platform.openai.com/docs/api-reference/chat-streaming/streaming.
  */
@@ -260,9 +262,23 @@ class MessagesStream extends ChatChunkSourceStream {
     this.state = 'done';
   }
 
+  /**
+   * The final `error` event. Reasoning and text kept while a tool block was open go out first as blocks of their
+   * own (they had reached the client at once before they were kept, and no fragment can come now): the tool block
+   * stops, the kept blocks start and stop. Held calls whose block never started stay unwritten, as before.
+   */
   protected override fail(type: string, message: string): void {
+    this.onFailing();
     this.out += anthropicSseEvent('error', { type: 'error', error: { type, message } });
     this.state = 'failed';
+  }
+
+  /** Writes the reasoning and text kept while a tool block was open (see {@link fail}); also before an oversized event's error. */
+  protected override onFailing(): void {
+    if (this.deferred.length === 0) return;
+    this.closeBlock();
+    this.flushDeferred();
+    this.closeBlock();
   }
 
   /** An error object of the provider (`{message, type, code, status_code?}`) as the final `error` event. */

@@ -35,7 +35,9 @@
  * A provider error inside the stream (Groq's `event: error`, OpenAI's `data: {"error": …}`), a malformed event, or a
  * stream that ends before any finish reason ends the output with `response.failed`: the response with status `failed`,
  * `error: {code, message}` (the provider's error code, else `rate_limit_exceeded` for rate limits and
- * `server_error` otherwise) and the items completed so far. Anything after is ignored.
+ * `server_error` otherwise) and the items completed so far; output kept while a call was open is written first as
+ * items done, after the open calls closed as `incomplete` (also before an event past the parser's bound fails the
+ * translation). Anything after is ignored.
  * Sources: https://platform.openai.com/docs/api-reference/responses-streaming,
  * https://platform.openai.com/docs/api-reference/chat-streaming/streaming.
  */
@@ -295,13 +297,16 @@ class ResponsesStream extends ChatChunkSourceStream {
     if (!tool.origin.custom) this.send('response.function_call_arguments.delta', { item_id: tool.id, output_index: tool.index, delta: args });
   }
 
-  /** Closes the open tool calls in output order; `lastStatus` is the status of the last one (`incomplete` when cut). */
-  private closeTools(lastStatus: string): void {
+  /**
+   * Closes the open tool calls in output order; `lastStatus` is the status of the last one (`incomplete` when cut),
+   * `status` the others' (`incomplete` when the stream failed: any of them may lack fragments).
+   */
+  private closeTools(lastStatus: string, status = 'completed'): void {
     const open = this.openTools;
     this.openTools = [];
     open.forEach((tool, k) => {
       tool.closed = true;
-      const status = k === open.length - 1 ? lastStatus : 'completed';
+      const itemStatus = k === open.length - 1 ? lastStatus : status;
       let value: string;
       if (tool.origin.custom) {
         value = customInput(tool.args === '' ? '{}' : tool.args);
@@ -312,7 +317,7 @@ class ResponsesStream extends ChatChunkSourceStream {
         value = tool.args;
         this.send('response.function_call_arguments.done', { item_id: tool.id, output_index: tool.index, arguments: value });
       }
-      this.finishItem(tool.index, toolCallItem(tool.id, status, tool.callId, tool.origin, value));
+      this.finishItem(tool.index, toolCallItem(tool.id, itemStatus, tool.callId, tool.origin, value));
     });
   }
 
@@ -366,9 +371,14 @@ class ResponsesStream extends ChatChunkSourceStream {
     this.state = 'done';
   }
 
-  /** `response.failed` with the items completed so far. */
+  /**
+   * `response.failed` with the items completed so far. Output kept while a call was open goes out first, as items
+   * done (it had reached the client at once before it was kept, and no fragment can come now): the open calls close
+   * as `incomplete`, the kept output follows, its last message `incomplete` as at a `length` cut.
+   */
   protected override fail(code: string, message: string): void {
     this.start({});
+    this.flushKeptOnFailure();
     Object.assign(this.response, {
       status: 'failed',
       error: { code, message },
@@ -377,6 +387,25 @@ class ResponsesStream extends ChatChunkSourceStream {
     });
     this.send('response.failed', { response: responseObject(this.response, this.echo) });
     this.state = 'failed';
+  }
+
+  /**
+   * At a failure: writes the output kept while calls were open as items after them (see {@link fail}); nothing when
+   * none was kept, leaving the open items as a failure leaves them. Also the translator's {@link onFailing}, for an
+   * event past the parser's bound, after which the exchange writes the error event.
+   */
+  private flushKeptOnFailure(): void {
+    if (this.deferred.length === 0) return;
+    this.closeTools('incomplete', 'incomplete');
+    for (const { kind, text } of this.deferred.splice(0)) {
+      if (kind === 'reasoning') this.appendReasoning(text);
+      else this.appendMessage(kind, text);
+    }
+    this.closeCurrent('incomplete');
+  }
+
+  protected override onFailing(): void {
+    this.flushKeptOnFailure();
   }
 
   /** An error object of the provider (`{message, type, code, status_code?}`) as `response.failed`. */

@@ -88,14 +88,24 @@ export abstract class SseTranslatorStream extends TranslatorStream {
     this.state = 'failed';
   }
 
-  /** Pushes what was translated before the oversized event, then errors the stream (see the class comment). */
+  /**
+   * Pushes what was translated before the oversized event (with what {@link onFailing} writes), then errors the
+   * stream (see the class comment).
+   */
   private failOversized(callback: TransformCallback): void {
+    this.onFailing();
     if (this.out) {
       this.push(this.out);
       this.out = '';
     }
     callback(streamEventTooLarge());
   }
+
+  /**
+   * The translation is failing (an event past the bound, whose error event ../../upstream/exchange.ts writes): a
+   * translator writes here output it held for later, so it reaches the client before the error. Nothing by default.
+   */
+  protected onFailing(): void {}
 
   /** One server-sent event of the source. */
   protected abstract onEvent(event: EventSourceMessage): void;
