@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Koa from 'koa';
 import pino from 'pino';
+import { readPageBudgetHint } from '../shared/page-budget-hint.ts';
 import { buildConfig } from '../shared/config.ts';
 import { createApp } from '../admin/app.ts';
 import { errorEnvelope } from '../admin/http.ts';
@@ -91,6 +92,8 @@ describe('POST /v1/request/query over large bodies', () => {
     const big = await call(env, 'POST', '/v1/request/query', { filter: 'all', limit: 10_000 });
     assertError(big, 413, /^limit: /);
     assert.match(big.body.error, /6 MiB/, 'the error names the budget');
+    // What the console reads back from it (admin/console/page-budget.ts, one wording in shared/page-budget-hint.ts).
+    assert.deepEqual(readPageBudgetHint(big.body.error), { fewer: 2 });
     assert.ok(Date.now() - started < 10_000, 'answered without reading every body');
     const k = fittingLimit(big.body.error);
     // Each row holds a little over 2 MiB of body text: two fit in 6 MiB, three do not.
@@ -138,6 +141,7 @@ describe('POST /v1/request/query over large bodies', () => {
       values (${id}, ${env.orgB}, now(), '/v1/chat/completions', 'openai', 200, ${JSON.stringify(request)}::text::json)`;
     const r = await call(env, 'POST', '/v1/request/query', { filter: 'all', limit: 1 }, env.keyB);
     assertError(r, 413, new RegExp(`^limit: the first request of this page alone holds 7 MiB.*GET /v1/request/${id}`));
+    assert.deepEqual(readPageBudgetHint(r.body.error), { alone: id });
     const one = await call(env, 'GET', `/v1/request/${id}`, undefined, env.keyB);
     assert.equal(one.status, 200);
     assert.equal(one.body.data.request_body.messages[0].content.length, 7 * MiB);

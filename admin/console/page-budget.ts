@@ -6,6 +6,7 @@
  * size the list asked for in as many smaller reads as the budget needs, so the list never sees the
  * 413 and never a page shorter than asked for while rows remain (a short page ends a list).
  */
+import { readPageBudgetHint } from '../../shared/page-budget-hint.ts';
 import { ApiError } from './api.ts';
 
 /**
@@ -15,13 +16,10 @@ import { ApiError } from './api.ts';
  */
 export type PageBudgetHint = { fewer: number } | { alone: string } | null;
 
-/** Reads {@link PageBudgetHint} from a failure: a 413 whose message names `limit ≤ K` or `GET /v1/request/{id}`. */
+/** Reads {@link PageBudgetHint} from a failure: a 413 whose message carries one of admin's hints (shared/page-budget-hint.ts). */
 export function pageBudgetHint(err: unknown): PageBudgetHint {
   if (!(err instanceof ApiError) || err.status !== 413 || !err.message.startsWith('limit:')) return null;
-  const fewer = /limit ≤ (\d+)/.exec(err.message);
-  if (fewer && Number(fewer[1]) >= 1) return { fewer: Number(fewer[1]) };
-  const alone = /GET \/v1\/request\/([0-9a-fA-F-]{36})/.exec(err.message);
-  return alone ? { alone: alone[1]!.toLowerCase() } : null;
+  return readPageBudgetHint(err.message);
 }
 
 /**

@@ -102,7 +102,7 @@ export class UpstreamExchange implements UpstreamAttempt, ProviderTextRedactor {
 
   /**
    * The body goes to the client as it arrives; `streamed`: it is an event stream; `sse`: a text/event-stream,
-   * sent on up to its last whole event (./sse-boundary.ts), the rest when it is whole or the answer ends.
+   * sent on up to its last whole line (./sse-boundary.ts), the rest when that line ends or the answer does.
    */
   toClient(streamed: boolean, sse = false): void {
     this.streamed = streamed;

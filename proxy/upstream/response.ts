@@ -187,7 +187,7 @@ function headersObject(list: string[]): Record<string, string | string[]> {
 
 /**
  * The provider's answer goes to the client as it is (its length kept unless streamed), headers as a flat list;
- * `sse`: a text/event-stream as sent, passed on up to its last whole event (./exchange.ts `toClient`).
+ * `sse`: a text/event-stream as sent, passed on up to its last whole line (./exchange.ts `toClient`).
  */
 function passThrough(exchange: UpstreamExchange, status: number, head: ProviderHead, isStream: boolean, sse: boolean): void {
   const list = addGatewayHeaders(exchange.ctx, head.list);

@@ -129,7 +129,7 @@ export async function datasetRows(
       + coalesce(octet_length(p.prompt_inputs::text), 0))::float8 as body_bytes
     from (select dr.request_id as id, r.request_body, r.response_body, r.prompt_inputs from ${rowsOf}
       order by dr.position limit ${page.limit ?? DEFAULT_LIMIT} offset ${page.offset ?? 0}) p`;
-  const ids = await pageIdsWithinBudget(sizes, maxPageBodyBytes, { one: 'row', many: 'rows' }, (id) => `GET /v1/request/${id}`);
+  const ids = await pageIdsWithinBudget(sizes, maxPageBodyBytes, { one: 'row', many: 'rows' });
   if (ids.length === 0) return [];
   const rows = await sql<DatasetRequestRow[]>`
       select dr.request_id, dr.position, r.created_at, dr.created_at as added_at, r.request_body, r.response_body,

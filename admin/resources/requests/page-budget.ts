@@ -7,6 +7,7 @@
  * `limit`, and the console stops at a short page, so either would skip rows silently.
  */
 import prettyBytes from 'pretty-bytes';
+import { fewerRowsHint, readAloneHint } from '../../../shared/page-budget-hint.ts';
 import type postgres from 'postgres';
 import { DEFAULT_MAX_PAGE_BODY_BYTES } from '../../../shared/config.ts';
 import { HttpError } from '../../http.ts';
@@ -30,17 +31,16 @@ const mib = (bytes: number): string => prettyBytes(bytes, { binary: true, maximu
  * `sizes` selects `{id, body_bytes}` of the page in its order; it is read with a cursor and stopped
  * at the first row past the budget, so PostgreSQL measures no more than the budget and one row.
  * @param what the rows' name in the error, one and many (`request`, `requests`).
- * @param singleRead where one over-budget row can be read alone (a path), for the error.
  * @returns the page's ids in order (the body query then loads exactly these).
  * @throws {HttpError} 413 naming `limit` when the page's bodies exceed `budgetBytes`.
  */
-export async function pageIdsWithinBudget(sizes: postgres.PendingQuery<postgres.Row[]>, budgetBytes: number, what: { one: string; many: string }, singleRead: (id: string) => string): Promise<string[]> {
+export async function pageIdsWithinBudget(sizes: postgres.PendingQuery<postgres.Row[]>, budgetBytes: number, what: { one: string; many: string }): Promise<string[]> {
   const ids: string[] = [];
   let total = 0;
   for await (const batch of sizes.cursor(SIZE_BATCH)) {
     for (const row of batch as unknown as SizedRow[]) {
       total += Number(row.body_bytes);
-      if (total > budgetBytes) throw overBudget(ids.length, total, budgetBytes, what, singleRead(row.id));
+      if (total > budgetBytes) throw overBudget(ids.length, total, budgetBytes, what, row.id);
       ids.push(row.id);
     }
   }
@@ -48,12 +48,12 @@ export async function pageIdsWithinBudget(sizes: postgres.PendingQuery<postgres.
 }
 
 /** The 413 for a page whose first `fitting + 1` rows hold `total` bytes, more than `budgetBytes`. */
-function overBudget(fitting: number, total: number, budgetBytes: number, what: { one: string; many: string }, singleRead: string): HttpError {
+function overBudget(fitting: number, total: number, budgetBytes: number, what: { one: string; many: string }, firstId: string): HttpError {
   const budget = `more than the ${mib(budgetBytes)} of bodies one answer may carry (admin.max-page-body-bytes)`;
   if (fitting === 0) {
-    return new HttpError(413, `limit: the first ${what.one} of this page alone holds ${mib(total)} of bodies, ${budget}; read it alone with ${singleRead}, or page past it`);
+    return new HttpError(413, `limit: the first ${what.one} of this page alone holds ${mib(total)} of bodies, ${budget}; read it alone with ${readAloneHint(firstId)}, or page past it`);
   }
-  return new HttpError(413, `limit: the first ${fitting + 1} ${what.many} of this page already hold ${mib(total)} of bodies, ${budget}; ask for fewer (limit ≤ ${fitting})`);
+  return new HttpError(413, `limit: the first ${fitting + 1} ${what.many} of this page already hold ${mib(total)} of bodies, ${budget}; ask for fewer (${fewerRowsHint(fitting)})`);
 }
 
 /**

@@ -139,7 +139,7 @@ export async function queryRequests(sql: Sql, organizationId: string, query: Req
     order by ${orderBy(sql, query.sort)}
     limit ${query.limit ?? DEFAULT_LIMIT} offset ${query.offset ?? 0}`;
   const sizes = sql`select p.id, ${bodyBytes(sql)} as body_bytes from (${page}) p`;
-  const ids = await pageIdsWithinBudget(sizes, maxPageBodyBytes, { one: 'request', many: 'requests' }, (id) => `GET /v1/request/${id}`);
+  const ids = await pageIdsWithinBudget(sizes, maxPageBodyBytes, { one: 'request', many: 'requests' });
   if (ids.length === 0) return [];
   const rows = await sql<RequestRow[]>`
     select ${listedColumns(sql)}, ${feedbackColumns(sql)},
