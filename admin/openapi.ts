@@ -88,7 +88,7 @@ export const SVC_PROPERTIES: Record<string, string> = {
   'svc-attempts': 'JSON array of every provider attempt: {provider, status, latencyMs, error?}; the last one answered.',
   'svc-token-limit-handler': 'The Svc-Token-Limit-Exception-Handler applied (with -tokens-before, -tokens-after, -model-sent, -skipped).',
   'svc-client-closed': '"true" when the client closed the connection before the answer ended.',
-  'svc-tokens-source': '"provider" when the provider reported usage, "estimated" when the gateway counted the tokens.',
+  'svc-tokens-source': '"provider" when the provider reported usage, "estimated" when the gateway counted some of the tokens: all of them, or, for a stream the client left before its end (499), the completion streamed so far (the prompt then the provider\'s count when it had reported one).',
   'svc-endpoint': 'The endpoint kind the client called: chat, embeddings, messages (Anthropic Messages) or responses.',
   'svc-session-id':
     "The request's session: the Svc-Session-Id header, else the client's own (Claude Code's x-claude-code-session-id, Codex's session id); filter with sessions_request_response_rmt.session_session_id or request_response_rmt.session_id, list with POST /v1/session/query.",
